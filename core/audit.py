@@ -1,0 +1,255 @@
+"""Structural audit of an assembled request: findings with rule id, severity and character span.
+
+The audit reads the messages actually sent (and, where the result carries it, the request they
+came from). It does not judge meaning: it checks placement, pairing, escaping and the budget.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Iterator
+
+from .counting import TokenCounter
+from .errors import CounterError
+from .render import unescape
+from .result import AssemblyResult
+
+OPENER = re.compile(r"<evidence\b[^>]*>", re.IGNORECASE)
+CLOSER = re.compile(r"</evidence\s*>", re.IGNORECASE)
+TAG = re.compile(r"<evidence\b[^>]*>|</evidence\s*>", re.IGNORECASE)
+ID_ATTR = re.compile(r'\bid="([^"]*)"')
+
+RULES: dict[str, str] = {
+    "instructions-placement": "the instructions are the system message, and only there",
+    "evidence-in-system": "evidence never enters the system message",
+    "orphan-assistant": "an assistant reply follows its user message",
+    "tool-call-without-result": "every tool call is followed by its result",
+    "tool-result-without-call": "every tool result answers a call made before it",
+    "unescaped-boundary": "passage text cannot open or close an evidence block",
+    "control-token-in-untrusted": "untrusted text carries no text the tokenizer reads as a control token",
+    "over-budget": "the request fits its input allowance",
+    "count-mismatch": "the recorded count equals a recount with the same counter",
+    "duplicate-id": "tool call ids and evidence ids are unique",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str  # "error" | "warning"
+    message: str
+    message_index: int | None = None
+    start: int | None = None
+    end: int | None = None
+    section: str | None = None
+    item_id: str | None = None
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def location(self) -> str:
+        if self.message_index is None:
+            return "request"
+        if self.start is None:
+            return f"message {self.message_index}"
+        return f"message {self.message_index}, chars {self.start}-{self.end}"
+
+
+def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[Finding]:
+    """All structural findings for ``result``, in message order."""
+    findings: list[Finding] = []
+    findings += _placement(result)
+    findings += _turns(result)
+    findings += _tool_pairs(result)
+    findings += _boundaries(result)
+    findings += _duplicates(result)
+    if counter is not None:
+        findings += _control_tokens(result, counter)
+        findings += _recount(result, counter)
+    if result.input_tokens > result.input_budget:
+        findings.append(Finding("over-budget", "error",
+                                f"input_tokens {result.input_tokens} exceed the input allowance "
+                                f"{result.input_budget} by {result.input_tokens - result.input_budget}"))
+    return sorted(findings, key=lambda f: (f.message_index if f.message_index is not None else -1,
+                                          f.start or 0, f.rule))
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    return any(f.severity == "error" for f in findings)
+
+
+def _content(result: AssemblyResult, index: int) -> str:
+    return result.messages[index].content or ""
+
+
+def _placement(result: AssemblyResult) -> Iterator[Finding]:
+    messages = result.messages
+    systems = [i for i, m in enumerate(messages) if m.role == "system"]
+    request = result.request
+    if request is not None:
+        instructions = request.instructions
+        if not systems or _content(result, systems[0]) != instructions:
+            where = next((i for i, m in enumerate(messages) if instructions in (m.content or "")), None)
+            if where is None:
+                text = "the instructions are missing from the request"
+            elif messages[where].role == "system":
+                text = "the system message carries more than the instructions"
+            else:
+                text = f"the instructions are in a {messages[where].role} message, not the system message"
+            span = (None, None)
+            if where is not None:
+                start = _content(result, where).find(instructions)
+                span = (start, start + len(instructions))
+            yield Finding("instructions-placement", "error", text, where, *span,
+                          section="instructions", item_id="instructions")
+        for i in systems[1:]:
+            yield Finding("instructions-placement", "error", "a second system message", i,
+                          section="instructions", item_id="instructions")
+    elif not systems:
+        yield Finding("instructions-placement", "warning", "the request has no system message")
+    for i in systems:
+        text = _content(result, i)
+        match = OPENER.search(text)
+        if match:
+            yield Finding("evidence-in-system", "error", "an evidence block is inside the system message",
+                          i, match.start(), match.end(), section="evidence", item_id=_block_id(match.group(0)))
+        elif request is not None:
+            for passage in request.evidence:
+                if len(passage.text) >= 16 and passage.text in text:
+                    start = text.find(passage.text)
+                    yield Finding("evidence-in-system", "error",
+                                  f"the text of passage {passage.id!r} is inside the system message",
+                                  i, start, start + len(passage.text), section="evidence", item_id=passage.id)
+
+
+def _turns(result: AssemblyResult) -> Iterator[Finding]:
+    seen_user = False
+    for i, m in enumerate(result.messages):
+        if m.role == "user":
+            seen_user = True
+        elif m.role == "assistant" and not seen_user:
+            yield Finding("orphan-assistant", "error", "an assistant reply without the user message it answers", i,
+                          section="history")
+
+
+def _tool_pairs(result: AssemblyResult) -> Iterator[Finding]:
+    open_calls: dict[str, int] = {}
+    answered: set[str] = set()
+    for i, m in enumerate(result.messages):
+        if m.role == "assistant":
+            for call in m.tool_calls:
+                open_calls[call.id] = i
+        elif m.role == "tool":
+            call_id = m.tool_call_id or ""
+            if call_id in open_calls and call_id not in answered:
+                answered.add(call_id)
+            else:
+                yield Finding("tool-result-without-call", "error",
+                              f"a result for tool call {call_id!r}, which no earlier assistant message made", i,
+                              item_id=call_id)
+    for call_id, i in open_calls.items():
+        if call_id not in answered:
+            yield Finding("tool-call-without-result", "error", f"tool call {call_id!r} has no result", i,
+                          item_id=call_id)
+
+
+def _blocks(text: str) -> Iterator[tuple[str, int, int, str | None]]:
+    """Walk evidence tags: yields ('block', start, end, id) for well-formed blocks (content span),
+    ('nested', ...) for an opener inside an open block and ('stray', ...) for a closer outside one."""
+    open_at: tuple[int, str | None] | None = None
+    for tag in TAG.finditer(text):
+        if tag.group(0).startswith("</"):
+            if open_at is None:
+                yield ("stray", tag.start(), tag.end(), None)
+            else:
+                yield ("block", open_at[0], tag.start(), open_at[1])
+                open_at = None
+        else:
+            if open_at is not None:
+                yield ("nested", tag.start(), tag.end(), open_at[1])
+            open_at = (tag.end(), _block_id(tag.group(0)))
+    if open_at is not None:
+        yield ("unclosed", open_at[0], len(text), open_at[1])
+
+
+def _block_id(opener: str) -> str | None:
+    match = ID_ATTR.search(opener)
+    return unescape(match.group(1)) if match else None
+
+
+def _boundaries(result: AssemblyResult) -> Iterator[Finding]:
+    reported: set[tuple[int, str]] = set()
+    covered: list[tuple[int, int, int]] = []  # (message, start, end) of passages already reported
+    request = result.request
+    for i, m in enumerate(result.messages):
+        if m.role not in ("system", "user"):
+            continue
+        text = m.content or ""
+        if request is not None:
+            for passage in request.evidence:
+                literal = TAG.search(passage.text)
+                if literal and passage.text in text:
+                    at = text.find(passage.text)
+                    start = at + literal.start()
+                    reported.add((i, passage.id))
+                    covered.append((i, at, at + len(passage.text)))
+                    yield Finding("unescaped-boundary", "error",
+                                  f"passage {passage.id!r} carries a literal {literal.group(0)!r} that is not escaped",
+                                  i, start, start + len(literal.group(0)), section="evidence", item_id=passage.id)
+        for kind, start, end, block_id in _blocks(text):
+            if kind == "block" or (i, block_id or "") in reported:
+                continue
+            if any(ci == i and cs <= start < ce for ci, cs, ce in covered):
+                continue
+            what = {"stray": "a closing </evidence> outside any block",
+                    "nested": "an evidence block opened inside another",
+                    "unclosed": "an evidence block that is never closed"}[kind]
+            yield Finding("unescaped-boundary", "error", what, i, start, end, section="evidence", item_id=block_id)
+
+
+def _duplicates(result: AssemblyResult) -> Iterator[Finding]:
+    seen_calls: set[str] = set()
+    seen_blocks: set[str] = set()
+    for i, m in enumerate(result.messages):
+        for call in m.tool_calls:
+            if call.id in seen_calls:
+                yield Finding("duplicate-id", "error", f"tool call id {call.id!r} is used twice", i, item_id=call.id)
+            seen_calls.add(call.id)
+        for opener in OPENER.finditer(m.content or ""):
+            block_id = _block_id(opener.group(0))
+            if block_id is None:
+                continue
+            if block_id in seen_blocks:
+                yield Finding("duplicate-id", "error", f"evidence id {block_id!r} appears twice", i,
+                              opener.start(), opener.end(), section="evidence", item_id=block_id)
+            seen_blocks.add(block_id)
+
+
+def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
+    for i, m in enumerate(result.messages):
+        text = m.content or ""
+        if m.role == "tool":
+            regions = [(0, len(text), None, "tool result")]
+        elif m.role in ("user", "system"):
+            regions = [(s, e, bid, "evidence passage") for kind, s, e, bid in _blocks(text) if kind == "block"]
+        else:
+            continue
+        for start, end, block_id, what in regions:
+            for literal, a, b in counter.control_tokens_in(text[start:end]):
+                yield Finding("control-token-in-untrusted", "error",
+                              f"{what} contains {literal!r}, which {counter.name} reads as a control token",
+                              i, start + a, start + b, section="evidence" if block_id else "tool_exchanges",
+                              item_id=block_id or m.tool_call_id)
+
+
+def _recount(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
+    if result.counter is None or result.counter.name != counter.name or not result.messages:
+        return
+    try:
+        recount = counter.count(result.messages, result.tools)
+    except CounterError as exc:
+        yield Finding("count-mismatch", "warning", f"the request could not be recounted: {exc}")
+        return
+    if recount != result.input_tokens:
+        yield Finding("count-mismatch", "error",
+                      f"recorded input_tokens {result.input_tokens}, a recount with {counter.name} gives {recount}")

@@ -1,0 +1,122 @@
+"""``naive_truncate``: what application code often does, kept as the baseline to compare against.
+
+Sections are concatenated in arrival order (instructions with the retrieved passages pasted in
+raw, then history, the question and the tool exchanges) and the oldest messages after the system
+message are dropped until the request fits; if it still does not fit the system message goes
+too. A render the chat template refuses counts as not fitting. The result has the assembler's
+shape, so the inspector and the audit can set the two side by side.
+"""
+from __future__ import annotations
+
+from .contracts import ChatMessage, Request
+from .counting import TokenCounter
+from .errors import CounterError
+from .render import exchange_id
+from .result import AssemblyResult, TraceEntry
+
+
+def _raw_block(passage) -> str:
+    return f'<evidence id="{passage.id}" source="{passage.source}">\n{passage.text}\n</evidence>\n'
+
+
+def _arrival(request: Request) -> tuple[list[ChatMessage], list[tuple[str, str]]]:
+    system = request.instructions
+    if request.evidence:
+        system += "\n\n" + "".join(_raw_block(p) for p in request.evidence)
+    messages = [ChatMessage(role="system", content=system)]
+    origins = [("instructions", "instructions")]
+    for turn_id, turn in zip(request.turn_ids(), request.history_turns()):
+        for k, m in enumerate(turn):
+            messages.append(ChatMessage(role=m.role, content=m.content, tool_calls=m.tool_calls,
+                                        tool_call_id=m.tool_call_id))
+            origins.append(("history", f"{turn_id}/{k}-{m.role}"))
+    messages.append(ChatMessage(role="user", content=request.current))
+    origins.append(("current", "question"))
+    for x, exchange in enumerate(request.tool_exchanges):
+        xid = exchange_id(request, x)
+        messages.append(ChatMessage(role="assistant", content=exchange.content, tool_calls=exchange.calls))
+        origins.append(("tool_exchanges", f"{xid}/call"))
+        for r in exchange.results:
+            messages.append(ChatMessage(role="tool", content=r.content, tool_call_id=r.tool_call_id))
+            origins.append(("tool_exchanges", f"{xid}/{r.tool_call_id}"))
+    return messages, origins
+
+
+def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
+    budget = request.input_budget
+    messages, origins = _arrival(request)
+    tools = list(request.tools)
+    alive = list(range(len(messages)))
+    trace: list[TraceEntry] = []
+
+    def count(indices: list[int]) -> int | None:
+        if not indices:
+            return None
+        try:
+            return counter.count([messages[i] for i in indices], tools)
+        except CounterError:
+            return None  # the template refuses this conversation: it cannot be sent
+
+    total = count(alive)
+    while (total is None or total > budget) and len(alive) > 1:
+        victim = alive[1] if alive[0] == 0 and len(alive) > 2 else alive[0]
+        rest = [i for i in alive if i != victim]
+        after = count(rest)
+        tokens = (total - after) if (total is not None and after is not None) else 0
+        section, item = origins[victim]
+        reason = "oldest message; dropped until the request fits"
+        if total is None:
+            reason = "oldest message; dropped because the chat template refused the request with it"
+        trace.append(TraceEntry(section=section, id=item, decision="dropped", tokens=tokens, reason=reason))
+        if victim == 0:
+            trace.extend(_evidence_entries(request, "dropped", "pasted into the dropped system message"))
+        alive, total = rest, after
+
+    if total is None:
+        raise CounterError("naive truncation left no request the chat template accepts")
+    final = [messages[i] for i in alive]
+    kept_entries: list[TraceEntry] = []
+    for position, i in enumerate(alive):
+        without = count([j for j in alive if j != i])
+        tokens = total - without if without is not None else 0
+        section, item = origins[i]
+        if i == 0 and request.evidence:
+            evidence = _evidence_entries(request, "kept", "pasted raw into the system message, unescaped")
+            for entry, passage in zip(evidence, request.evidence):
+                trimmed = messages[0].content.replace(_raw_block(passage), "", 1)
+                swapped = [ChatMessage(role="system", content=trimmed) if j == 0 else messages[j] for j in alive]
+                try:
+                    entry.tokens = total - counter.count(swapped, tools)
+                except CounterError:
+                    entry.tokens = 0
+            kept_entries.extend(evidence)
+            tokens -= sum(e.tokens for e in evidence)
+        kept_entries.append(TraceEntry(section=section, id=item, decision="kept", tokens=tokens,
+                                       reason="within the last messages that fit", message_indices=[position]))
+    overhead = total - sum(e.tokens for e in kept_entries)
+    trace = [TraceEntry(section="template", id="chat-template", decision="required", tokens=overhead,
+                        reason="template overhead and cross-message effects (leave-one-out costs)")] \
+        + kept_entries + trace
+    if 0 in alive:
+        for e in trace:
+            if e.section == "evidence":
+                e.message_indices = [0]
+    turn_ids = request.turn_ids()
+    dropped_ids = {e.id.split("/")[0] for e in trace if e.section == "history" and e.decision == "dropped"}
+    system_kept = 0 in alive
+    return AssemblyResult(
+        strategy="naive_truncate", request_id=request.id, messages=final, tools=tools, input_tokens=total,
+        input_budget=budget, remaining_tokens=budget - total, context_limit=request.context_limit,
+        max_new_tokens=request.max_new_tokens, margin=request.margin, fill_order=list(request.fill_order),
+        kept_evidence=[p.id for p in request.evidence] if system_kept else [],
+        dropped_evidence=[] if system_kept else [p.id for p in request.evidence],
+        kept_turns=len(turn_ids) - len(dropped_ids), dropped_turns=len(dropped_ids), trace=trace,
+        counter=counter.identity, request=request)
+
+
+def _evidence_entries(request: Request, decision: str, reason: str) -> list[TraceEntry]:
+    entries = []
+    for p in request.evidence:
+        entries.append(TraceEntry(section="evidence", id=p.id, decision=decision, tokens=0, reason=reason,
+                                  score=p.score, source=p.source))
+    return entries
