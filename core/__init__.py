@@ -17,6 +17,7 @@ from .errors import (AssemblyInvariantError, ContextInspectorError, CounterError
                      RequestError, RequiredContextTooLarge, TemplateRefused)
 from .loading import LoadedEntry, entry_from, iter_json_records, load_entries, load_request, load_result, read_json
 from .render import escape, unescape
+from .view import EscapedLiteral, Region, RenderedView, render_view
 from .result import DECISIONS, SECTION_ORDER, AssemblyResult, TraceEntry, parse_result
 
 __all__ = [
@@ -28,5 +29,5 @@ __all__ = [
     "ContextInspectorError", "InputFileError", "RequestError", "RequiredContextTooLarge", "CounterError",
     "ManifestMismatch", "TemplateRefused", "AssemblyInvariantError",
     "LoadedEntry", "load_entries", "load_request", "load_result", "read_json", "iter_json_records", "entry_from",
-    "escape", "unescape",
+    "escape", "unescape", "render_view", "RenderedView", "Region", "EscapedLiteral",
 ]

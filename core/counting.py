@@ -297,11 +297,31 @@ def read_manifest(directory: Path) -> dict | None:
     return data
 
 
+EXTRA_TEMPLATES_DIR = "additional_chat_templates"  # transformers loads named templates (e.g. tool_use) from here
+
+
+def _tokenizer_files(directory: Path) -> dict[str, str]:
+    """sha256 of each file transformers may read: the directory's files and its named chat templates."""
+    paths = [p for p in directory.iterdir() if p.is_file() and p.name != MANIFEST_NAME]
+    extra = directory / EXTRA_TEMPLATES_DIR
+    if extra.is_dir():
+        paths += [p for p in extra.glob("*.jinja") if p.is_file()]
+    return {p.relative_to(directory).as_posix(): sha256_file(p)
+            for p in sorted(paths, key=lambda p: p.relative_to(directory).as_posix())}
+
+
+def _template_sha256(template: str | dict) -> str:
+    """One template: the sha256 of its text. Named templates (``default``, ``tool_use``...): the sha256 of
+    all of them, since transformers picks ``tool_use`` by itself whenever tools are passed."""
+    if isinstance(template, dict):
+        return sha256_text(json.dumps(template, sort_keys=True, ensure_ascii=False))
+    return sha256_text(template)
+
+
 def write_manifest(directory: str | Path, *, model: str, revision: str | None = None) -> dict:
     """Pin every file of a tokenizer directory (and its chat template) in a manifest."""
     directory = Path(directory)
-    files = {p.name: sha256_file(p) for p in sorted(directory.iterdir())
-             if p.is_file() and p.name != MANIFEST_NAME}
+    files = _tokenizer_files(directory)
     counter = HFCounter(directory, verify=False)
     manifest = {"model": model, "revision": revision, "files": files,
                 "template_sha256": counter.identity.template_sha256}
@@ -330,18 +350,19 @@ class HFCounter(TokenCounter):
         except Exception as exc:
             raise CounterError(f"hf:{directory}: cannot load a tokenizer ({type(exc).__name__}: "
                                f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-        template = tokenizer.chat_template
+        templates = tokenizer.chat_template
+        template = templates
         if isinstance(template, dict):
-            template = template.get("default") or next(iter(template.values()))
+            template = template.get("default") or next(iter(template.values()), None)
         if not template:
             raise CounterError(f"hf:{directory}: the tokenizer has no chat template")
-        template_sha = sha256_text(template)
+        template_sha = _template_sha256(templates)
         if manifest is not None and manifest.get("template_sha256") and manifest["template_sha256"] != template_sha:
             raise ManifestMismatch(str(directory), "chat template", manifest["template_sha256"], template_sha)
         self._tokenizer = tokenizer
         self._template = template
         files = (dict(manifest["files"]) if manifest is not None else
-                 {p.name: sha256_file(p) for p in sorted(directory.iterdir()) if p.is_file()})
+                 _tokenizer_files(directory))
         self._identity = CounterIdentity(
             name=f"hf:{directory}", kind="transformers",
             model=(manifest or {}).get("model") or directory.name,
