@@ -237,7 +237,10 @@ def parse_request(data: Any, *, source: str | None = None) -> Request:
     """Validate a decoded JSON object as a ``Request``; raise ``RequestError`` naming each problem."""
     if not isinstance(data, dict):
         raise RequestError([("", f"a request must be a JSON object, not {type(data).__name__}")], source=source)
-    _reject_nan(data, "")
+    try:
+        _reject_nan(data, "")
+    except RequestError as exc:
+        raise exc.with_source(source) if source else exc
     try:
         return Request.model_validate(data)
     except ValidationError as exc:

@@ -61,7 +61,7 @@ def _decode(text: str, path: str, line_offset: int = 0) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputFileError(path, f"malformed JSON: {exc.msg}", line=exc.lineno + line_offset,
+        raise InputFileError(path, f"malformed JSON: {exc.msg.removesuffix(' at')}", line=exc.lineno + line_offset,
                              column=exc.colno) from None
     except RecursionError:
         raise InputFileError(path, "JSON nested too deeply") from None

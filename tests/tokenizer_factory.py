@@ -42,7 +42,7 @@ class RealTemplate(NamedTuple):
     special_tokens: list[str]  # added as special tokens (control tokens)
     bos: str | None
     eos: str | None
-    added_tokens: list[str] = []  # added tokens that the real tokenizer does NOT mark special
+    added_tokens: tuple[str, ...] = ()  # added tokens that the real tokenizer does NOT mark special
     unk: str | None = None
     pad: str | None = None
 
@@ -80,7 +80,7 @@ REAL_TEMPLATES: dict[str, RealTemplate] = {
     "qwen25": RealTemplate(
         "llamacpp-Qwen-Qwen2.5-7B-Instruct.jinja",
         ["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-        None, "<|im_end|>", added_tokens=["<tool_call>", "</tool_call>"], pad="<|endoftext|>"),
+        None, "<|im_end|>", added_tokens=("<tool_call>", "</tool_call>"), pad="<|endoftext|>"),
     # Mistral Nemo (tekken): [INST] ... [/INST], tools and tool results in bracket tokens.
     "mistral_nemo": RealTemplate(
         "llamacpp-mistralai-Mistral-Nemo-Instruct-2407.jinja",

@@ -1,0 +1,152 @@
+"""``context-assembler``: assemble a request, audit a result, run the baseline.
+
+Exit codes: 0 success; 1 audit found an error; 2 bad input (one line on stderr naming the file,
+the field and the problem); 3 the required context does not fit (a JSON record on stdout).
+The CLI never writes to its input files.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .assembly import assemble
+from .audit import audit, has_errors
+from .baseline import naive_truncate
+from .contracts import Request, parse_request
+from .counting import DEFAULT_COUNTER, make_counter
+from .errors import ContextInspectorError, RequestError, RequiredContextTooLarge
+from .loading import load_request, load_result
+
+EXIT_OK, EXIT_AUDIT, EXIT_BAD_INPUT, EXIT_REQUIRED_TOO_LARGE = 0, 1, 2, 3
+PROG = "context-assembler"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, like every other bad input
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Assemble a chat request under an exact token budget, "
+                                            "audit the result, or run the naive baseline.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def budget_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("request", metavar="REQUEST.json")
+        p.add_argument("--counter", default=None, metavar="SPEC",
+                       help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
+        p.add_argument("--context-limit", type=int, metavar="N")
+        p.add_argument("--max-new-tokens", type=int, metavar="N")
+        p.add_argument("--margin", type=int, metavar="N")
+        p.add_argument("--fill-order", metavar="A,B", help="e.g. evidence,history")
+        p.add_argument("-o", "--output", metavar="RESULT.json", help="write the result here (default stdout)")
+
+    budget_options(sub.add_parser("assemble", help="assemble REQUEST.json and write the result JSON"))
+    budget_options(sub.add_parser("baseline", help="naive truncation of REQUEST.json, same result shape"))
+    p_audit = sub.add_parser("audit", help="print structural findings of RESULT.json; exit 1 on any error")
+    p_audit.add_argument("result", metavar="RESULT.json")
+    p_audit.add_argument("--counter", default=None, metavar="SPEC",
+                         help="check control tokens and recount with this counter "
+                              "(default: the result's own counter, when it can be built here)")
+    p_audit.add_argument("--json", action="store_true", help="print findings as JSON lines")
+    return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("context-inspector")
+    except Exception:
+        return "unknown"
+
+
+def _edited(request: Request, args: argparse.Namespace) -> Request:
+    data = request.model_dump(mode="json")
+    for key in ("context_limit", "max_new_tokens", "margin"):
+        value = getattr(args, key)
+        if value is not None:
+            data[key] = value
+    if args.fill_order:
+        data["fill_order"] = [part.strip() for part in args.fill_order.split(",") if part.strip()]
+    try:
+        return parse_request(data)
+    except RequestError as exc:
+        raise RequestError(exc.problems, source="command line") from None
+
+
+def _write(text: str, output: str | None, inputs: Sequence[str]) -> None:
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    target = Path(output)
+    for given in inputs:
+        if target.exists() and Path(given).exists() and os.path.samefile(target, given):
+            raise RequestError([("--output", "refusing to overwrite the input file")], source=output)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise RequestError([("--output", f"cannot write: {exc.strerror or exc}")], source=output) from None
+
+
+def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
+    request = _edited(load_request(args.request), args)
+    counter = make_counter(args.counter)
+    try:
+        result = naive_truncate(request, counter) if baseline else assemble(request, counter)
+    except RequiredContextTooLarge as exc:
+        sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
+        print(f"{PROG}: {args.request}: {exc}", file=sys.stderr)
+        return EXIT_REQUIRED_TOO_LARGE
+    _write(result.to_json(), args.output, [args.request])
+    return EXIT_OK
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    result = load_result(args.result)
+    counter = None
+    if args.counter:
+        counter = make_counter(args.counter)
+    elif result.counter is not None:
+        try:  # the result's own counter, when it can be rebuilt here
+            counter = make_counter(result.counter.name)
+        except ContextInspectorError as exc:
+            print(f"{PROG}: note: not checking control tokens or the count ({exc})", file=sys.stderr)
+    findings = audit(result, counter)
+    for f in findings:
+        if args.json:
+            print(json.dumps(f.to_json(), ensure_ascii=False))
+        else:
+            print(f"{f.severity:7} {f.rule:27} {f.location():32} {f.message}")
+    if not args.json:
+        errors = sum(f.severity == "error" for f in findings)
+        print(f"{len(findings)} finding(s), {errors} error(s) in {args.result}")
+    return EXIT_AUDIT if has_errors(findings) else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "assemble":
+            return _cmd_assemble(args, baseline=False)
+        if args.command == "baseline":
+            return _cmd_assemble(args, baseline=True)
+        return _cmd_audit(args)
+    except ContextInspectorError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

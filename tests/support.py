@@ -1,0 +1,46 @@
+"""Helpers shared by the core tests: the fixtures folder, one default counter, request builders."""
+from __future__ import annotations
+
+import copy
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from core import make_counter, parse_request
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SHARED = ROOT.parent / "shared"
+
+
+@lru_cache(maxsize=None)
+def default_counter():
+    return make_counter()
+
+
+def fixture_data(name: str) -> dict:
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def fixture_request(name: str):
+    return parse_request(fixture_data(f"{name}.request.json"), source=name)
+
+
+def base_request(**changes) -> dict:
+    data = {
+        "instructions": "Answer from the passages. Cite ids.",
+        "current": "What does save_copy do?",
+        "context_limit": 4096, "max_new_tokens": 256, "margin": 16,
+    }
+    data.update(copy.deepcopy(changes))
+    return data
+
+
+def turn(n: int, words: int = 5) -> list[dict]:
+    return [{"role": "user", "content": f"question {n} " + "word " * words, "id": f"t{n}"},
+            {"role": "assistant", "content": f"answer {n} " + "reply " * words}]
+
+
+def passage(pid: str, score: float, words: int = 10, text: str | None = None) -> dict:
+    return {"id": pid, "source": f"doc/{pid}.md", "score": score,
+            "text": text if text is not None else f"passage {pid} " + "lorem " * words}
