@@ -236,7 +236,10 @@ class MistralCounter(TokenCounter):
         return list(self._encode(messages, tools).tokens)
 
     def render_text(self, messages, tools) -> str:
-        return self._encode(messages, tools).text
+        from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+        tokens = self._encode(messages, tools).tokens
+        return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
 
     def control_token_strings(self) -> list[str]:
         return list(self._specials)

@@ -104,8 +104,9 @@ def _is_jsonl(stripped: str) -> bool:
     return True
 
 
-def entry_from(value: Any, index: int, line: int | None, source: str) -> LoadedEntry:
-    where = f"{source}:{line}" if line is not None else (f"{source}[{index}]" if index else source)
+def entry_from(value: Any, index: int, line: int | None, source: str, *, in_array: bool = False) -> LoadedEntry:
+    """Turn one decoded record into a request, a recorded result or a recorded rejection."""
+    where = f"{source}:{line}" if line is not None else (f"{source}[{index}]" if in_array or index else source)
     if looks_like_result(value):
         result = parse_result(value, source=where)
         label = result.request_id or (result.request.id if result.request else None) or f"#{index + 1}"
@@ -119,13 +120,17 @@ def entry_from(value: Any, index: int, line: int | None, source: str) -> LoadedE
         keys = ", ".join(sorted(value)[:6])
         raise RequestError([("", f"neither a request (instructions, current, ...) nor a result (messages, trace, ...); "
                                  f"keys found: {keys}")], source=where)
-    raise RequestError([("", f"expected a JSON object, found {type(value).__name__}")], source=where)
+    raise RequestError([("", f"expected a request or result object, found a JSON {type(value).__name__}")],
+                       source=where)
 
 
 def load_entries(path: str | Path) -> list[LoadedEntry]:
     """All entries of a request/result file; the first bad entry raises with its place."""
     source = str(path)
-    return [entry_from(value, i, line, source) for i, (line, value) in enumerate(iter_json_records(path))]
+    records = list(iter_json_records(path))
+    in_array = len(records) > 1 or (bool(records) and records[0][0] is None
+                                    and read_text(path).lstrip().startswith("["))
+    return [entry_from(value, i, line, source, in_array=in_array) for i, (line, value) in enumerate(records)]
 
 
 def load_request(path: str | Path) -> Request:
