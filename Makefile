@@ -1,0 +1,30 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test fixtures screenshots clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/context-inspector --demo
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+
+fixtures: $(STAMP)
+	$(BIN)/python fixtures/regenerate.py
+
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector --demo --screenshot resources/screenshots/demo.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/rag_tight.result.json --screenshot resources/screenshots/rag_tight.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/rag_literal_boundary.result.json fixtures/rag_literal_boundary.baseline.json --screenshot resources/screenshots/literal_boundary.png
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
