@@ -1,64 +1,259 @@
 """``assemble(request, counter)``: seed 003's policy, counted on the complete serialized request.
 
-Every admission attempt renders and counts the whole candidate request (instructions, tools,
-history, question, tool exchanges, evidence, chat template and generation prefix). An item's
-``tokens`` in the trace is its marginal cost: the complete count with it minus the complete
-count just before it was tried. Kept items are added one after another from the bare template,
-so the template overhead plus every non-dropped item's tokens equals ``input_tokens`` exactly.
+An item's ``tokens`` in the trace is its marginal cost: the complete count of the request with it
+minus the complete count just before it was tried. Kept items are added one after another from the
+bare template, so the template overhead plus every sent item's tokens equals ``input_tokens``.
+
+Two ways of counting reach the same decisions, trace and bytes:
+
+- ``reference=True`` keeps the seed's method literally: every admission attempt renders and counts
+  the whole candidate request. Exact, and its cost grows with candidates times request size.
+- The default counts each item's text once (cached by content in the counter) and predicts the
+  complete count as the running count plus what the item adds: its text tokens plus a constant for
+  its shape, learned from small probe requests (a few parts of the request, not all of it) and
+  checked by a third probe. The required request is counted whole once; so is every attempt whose
+  prediction lands near the allowance, and the final request. If any complete count disagrees
+  with a prediction, the request is assembled again with the reference method and the result
+  says so in ``counting_note``.
 """
 from __future__ import annotations
 
 from .contracts import Request
 from .counting import TokenCounter
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
-from .render import Selection, evidence_ranking, exchange_id, render
+from .render import Selection, evidence_block, evidence_ranking, exchange_id, render
 from .result import AssemblyResult, TraceEntry
+
+# A prediction this close to the allowance is checked by a complete count before it decides.
+NEAR_ALLOWANCE = 4
+
+
+class _PredictionMismatch(Exception):
+    """A shortcut disagreed with a complete count: the request goes back to the reference method."""
 
 
 class _Builder:
-    """Walks selections forward, counting each step against the previous one."""
+    """Walks selections forward, counting each step against the previous one (the reference)."""
 
     def __init__(self, request: Request, counter: TokenCounter) -> None:
         self.request = request
         self.counter = counter
+        self.full_counts = 0  # complete-request tokenisations this assembly made
+        self.probe_counts = 0  # small probe requests (one or two items) it tokenised
         self.selection = Selection()
-        self.tokens = self._count(self.selection)
+        self.tokens = self.count(self.selection)
         self.trace: list[TraceEntry] = [TraceEntry(
             section="template", id="chat-template", decision="required", tokens=self.tokens,
             reason="chat template, role markers and generation prefix with every section empty")]
 
-    def _count(self, selection: Selection) -> int:
+    def count(self, selection: Selection) -> int:
+        """Complete count of the request as ``selection`` renders it."""
+        before = self.counter.full_counts
         rendered = render(self.request, selection)
-        return self.counter.count(rendered.messages, rendered.tools)
+        value = self.counter.count(rendered.messages, rendered.tools)
+        self.full_counts += self.counter.full_counts - before
+        return value
 
     def cost(self, selection: Selection) -> tuple[int, int]:
-        total = self._count(selection)
+        total = self.count(selection)
         return total, total - self.tokens
+
+    def attempt(self, section: str, index: int, candidate: Selection) -> tuple[int, int]:
+        """Complete count and marginal cost of admitting one optional item."""
+        return self.cost(candidate)
 
     def take(self, selection: Selection, total: int) -> None:
         self.selection = selection
         self.tokens = total
 
-    def require(self, section: str, item_id: str, selection: Selection, reason: str, **extra) -> None:
+    def require_item(self, section: str, index: int, item_id: str, selection: Selection, reason: str) -> None:
         total, marginal = self.cost(selection)
         self.take(selection, total)
         self.trace.append(TraceEntry(section=section, id=item_id, decision="required", tokens=marginal,
-                                     reason=reason, **extra))
+                                     reason=reason))
+
+    def check_required(self) -> None:
+        """The reference counted every step whole: nothing to check."""
 
 
-def assemble(request: Request, counter: TokenCounter) -> AssemblyResult:
-    """Build the request under its budget, or raise ``RequiredContextTooLarge``."""
+class _FastBuilder(_Builder):
+    """Predicts complete counts from small probe requests and per-item text counts, and checks them.
+
+    A probe is a render of a few parts of the request (the question and one or two items): it
+    measures what an item adds where it will be inserted (evidence blocks are appended before the
+    question, history turns inserted before the newest kept turn) without tokenising the rest.
+    """
+
+    def __init__(self, request: Request, counter: TokenCounter, budget: int) -> None:
+        super().__init__(request, counter)
+        self.budget = budget
+        self.constants: dict[tuple, int | None] = {}
+        self.turns = request.history_turns()
+        # turns without tool calls, grouped by their roles: the shapes whose constant can be learned
+        self.shape_of: list[tuple | None] = []
+        self.members: dict[tuple, list[int]] = {}
+        for t, turn in enumerate(self.turns):
+            # Templates may trim a message's edges (Mistral, Gemma): text counts hold only for trimmed text.
+            plain = (not any(m.tool_calls or m.role == "tool" for m in turn) and turn[-1].role != "user"
+                     and all(m.content and m.content == m.content.strip() for m in turn))
+            shape = ("history", tuple(m.role for m in turn)) if plain else None
+            self.shape_of.append(shape)
+            if shape is not None:
+                self.members.setdefault(shape, []).append(t)
+
+    def probe(self, selection: Selection) -> int:
+        before = self.counter.full_counts
+        rendered = render(self.request, selection)
+        value = self.counter.count(rendered.messages, rendered.tools)
+        self.probe_counts += self.counter.full_counts - before
+        return value
+
+    def delta(self, base: Selection, added: Selection) -> int:
+        return self.probe(added) - self.probe(base)
+
+    # ---- required content: probes, then one complete count of the required request
+
+    def require_item(self, section: str, index: int, item_id: str, selection: Selection, reason: str) -> None:
+        core = Selection(instructions=True)
+        if section == "instructions":
+            marginal = self.delta(Selection(), core)
+        elif section == "tools":
+            first = core.add(tools=(0,))
+            marginal = self.delta(core, first) if index == 0 else self.delta(first, first.add(tools=(0, index)))
+        elif section == "current":
+            marginal = self.delta(core, core.add(question=True))
+        else:
+            asked = core.add(question=True)
+            first = asked.add(exchanges=(0,))
+            marginal = self.delta(asked, first) if index == 0 else self.delta(first, first.add(exchanges=(0, index)))
+        self.take(selection, self.tokens + marginal)
+        self.trace.append(TraceEntry(section=section, id=item_id, decision="required", tokens=marginal,
+                                     reason=reason))
+
+    def check_required(self) -> None:
+        exact = self.count(self.selection)
+        if exact != self.tokens:
+            raise _PredictionMismatch(f"required parts predicted {self.tokens} tokens, a complete count gave {exact}")
+
+    # ---- optional items
+
+    def _constant(self, shape: tuple, members: list[int], section: str) -> int | None:
+        """Tokens an item of ``shape`` adds beyond its text, learned from two probes and checked by a
+        third; ``None`` when the request has too few items of that shape to learn it."""
+        if shape in self.constants:
+            return self.constants[shape]
+        value = None
+        if len(members) >= 3:
+            a, b, c = sorted(members, key=lambda i: self._text_tokens(section, i))[:3]
+            values = []
+            for earlier, added in (((a,), b), ((a, b), c)):
+                base = self._probe(section, earlier)
+                values.append(self.delta(base, self._probe(section, earlier + (added,)))
+                              - self._text_tokens(section, added))
+            if values[0] != values[1]:
+                raise _PredictionMismatch(f"{section} items of one shape cost {values[0]} and {values[1]} tokens "
+                                          "beyond their text")
+            value = values[0]
+        self.constants[shape] = value
+        return value
+
+    def _probe(self, section: str, items: tuple[int, ...]) -> Selection:
+        if section == "evidence":
+            return Selection(question=True, evidence=items)
+        return Selection(question=True, turns=items)
+
+    def _text_tokens(self, section: str, index: int) -> int:
+        if section == "evidence":
+            return self.counter.text_count(evidence_block(self.request.evidence[index]))
+        return sum(self.counter.text_count(m.content or "") for m in self.turns[index])
+
+    def _open_ended(self, t: int) -> bool:
+        """A turn that ends with a user message can merge into the next user message (Mistral joins
+        consecutive user messages), so what it adds depends on its neighbour: count it whole."""
+        return self.turns[t][-1].role == "user"
+
+    def _marginal(self, section: str, index: int, candidate: Selection) -> int:
+        request = self.request
+        if section == "evidence":
+            if not self.selection.evidence:  # the first passage also brings the preamble
+                if self.selection.turns and self._open_ended(max(self.selection.turns)):
+                    return self.count(candidate) - self.tokens
+                base = Selection(instructions=True, question=True)
+                return self.delta(base, base.add(evidence=(index,)))
+            constant = self._constant(("evidence",), list(range(len(request.evidence))), section)
+            if constant is None:
+                neighbour = self.selection.evidence[-1:]
+                return self.delta(self._probe(section, neighbour), self._probe(section, neighbour + (index,)))
+            return self._text_tokens(section, index) + constant
+        if self._open_ended(index):
+            return self.count(candidate) - self.tokens
+        if not self.selection.turns:
+            return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
+        shape = self.shape_of[index]
+        constant = self._constant(shape, self.members[shape], section) if shape is not None else None
+        if constant is None:  # tool calls render through the template: probe this turn beside its neighbour
+            neighbour = (min(self.selection.turns),)
+            return self.delta(self._probe(section, neighbour), self._probe(section, (index,) + neighbour))
+        return self._text_tokens(section, index) + constant
+
+    def attempt(self, section: str, index: int, candidate: Selection) -> tuple[int, int]:
+        marginal = self._marginal(section, index, candidate)
+        total = self.tokens + marginal
+        if abs(total - self.budget) <= NEAR_ALLOWANCE:
+            exact = self.count(candidate)
+            if exact != total:
+                raise _PredictionMismatch(f"predicted {total} tokens near the allowance, a complete count gave {exact}")
+        return total, marginal
+
+
+class AssemblyStats(dict):
+    """How an assembly counted: ``full_counts`` (complete-request tokenisations) and ``item_counts``
+    (single-item tokenisations: item texts and small probe requests), cache misses only."""
+
+
+def assemble(request: Request, counter: TokenCounter, *, reference: bool = False,
+             stats: AssemblyStats | dict | None = None) -> AssemblyResult:
+    """Build the request under its budget, or raise ``RequiredContextTooLarge``.
+
+    ``reference=True`` counts the complete request at every admission attempt (the seed's method);
+    the default reaches the same result with far fewer complete counts. ``stats``, if given, is
+    filled with the counts this assembly made.
+    """
+    items_before = counter.item_counts
+    builders: list[_Builder] = []
+
+    def run(builder: _Builder) -> AssemblyResult:
+        builders.append(builder)
+        return _assemble(request, counter, builder)
+
+    try:
+        if reference:
+            return run(_Builder(request, counter))
+        try:
+            return run(_FastBuilder(request, counter, request.input_budget))
+        except _PredictionMismatch as exc:
+            result = run(_Builder(request, counter))
+            result.counting_note = f"assembled with the reference method: {exc}"
+            return result
+    finally:
+        if stats is not None:
+            stats["full_counts"] = sum(b.full_counts for b in builders)
+            stats["item_counts"] = sum(b.probe_counts for b in builders) + counter.item_counts - items_before
+
+
+def _assemble(request: Request, counter: TokenCounter, b: _Builder) -> AssemblyResult:
     budget = request.input_budget
-    b = _Builder(request, counter)
-
-    b.require("instructions", "instructions", b.selection.add(instructions=True), "required: system instructions")
+    b.require_item("instructions", 0, "instructions", b.selection.add(instructions=True),
+                   "required: system instructions")
     for i, tool in enumerate(request.tools):
-        b.require("tools", tool.name, b.selection.add(tools=b.selection.tools + (i,)),
-                  "required: tool definition")
-    b.require("current", "question", b.selection.add(question=True), "required: the current question")
+        b.require_item("tools", i, tool.name, b.selection.add(tools=b.selection.tools + (i,)),
+                       "required: tool definition")
+    b.require_item("current", 0, "question", b.selection.add(question=True), "required: the current question")
     for x in range(len(request.tool_exchanges)):
-        b.require("tool_exchanges", exchange_id(request, x), b.selection.add(exchanges=b.selection.exchanges + (x,)),
-                  "required: tool call of the current turn with its result")
+        b.require_item("tool_exchanges", x, exchange_id(request, x),
+                       b.selection.add(exchanges=b.selection.exchanges + (x,)),
+                       "required: tool call of the current turn with its result")
+    b.check_required()
     if b.tokens > budget:
         raise RequiredContextTooLarge(b.tokens, budget, context_limit=request.context_limit,
                                       max_new_tokens=request.max_new_tokens, margin=request.margin)
@@ -75,7 +270,10 @@ def assemble(request: Request, counter: TokenCounter) -> AssemblyResult:
     # The complete request is tokenised once more, uncached, and must equal the running count.
     final = render(request, b.selection)
     input_tokens = len(counter.token_ids(final.messages, final.tools))
+    b.full_counts += 1
     if input_tokens != b.tokens:
+        if isinstance(b, _FastBuilder):
+            raise _PredictionMismatch(f"the final request counts {input_tokens} tokens, predicted {b.tokens}")
         raise AssemblyInvariantError(
             f"recount of the final request gave {input_tokens} tokens, the assembly counted {b.tokens}")
     if input_tokens > budget:
@@ -99,7 +297,7 @@ def _fill_history(b: _Builder, budget: int) -> tuple[int, int]:
     stopped_at: str | None = None
     for rank, t in enumerate(reversed(range(len(ids))), start=1):
         candidate = b.selection.add(turns=b.selection.turns + (t,))
-        total, marginal = b.cost(candidate)
+        total, marginal = b.attempt("history", t, candidate)
         if stopped_at is None and total <= budget:
             b.take(candidate, total)
             kept += 1
@@ -125,7 +323,7 @@ def _fill_evidence(b: _Builder, budget: int) -> tuple[list[str], list[str]]:
     for rank, i in enumerate(evidence_ranking(request), start=1):
         passage = request.evidence[i]
         candidate = b.selection.add(evidence=b.selection.evidence + (i,))
-        total, marginal = b.cost(candidate)
+        total, marginal = b.attempt("evidence", i, candidate)
         extra = {"rank": rank, "score": passage.score, "source": passage.source}
         if total <= budget:
             b.take(candidate, total)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, field_validator,
+                      model_serializer, model_validator)
 
 from .errors import RequestError
 
@@ -35,11 +36,23 @@ class ToolDefinition(_Strict):
 
 
 class ToolCall(_Strict):
-    """One call the assistant made: its id, the tool's name and the arguments object."""
+    """One call the assistant made: its id, the tool's name and the arguments object.
+
+    ``raw_arguments`` keeps, for an imported request, arguments as recorded when they were not a
+    JSON object (then ``arguments`` is ``{}``); it is left out of every dump when ``None``.
+    """
 
     id: str = Field(min_length=1, max_length=128)
     name: str = Field(min_length=1, max_length=64)
     arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_raw_arguments(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("raw_arguments") is None:
+            data.pop("raw_arguments", None)
+        return data
 
 
 class ChatMessage(_Strict):

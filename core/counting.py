@@ -58,7 +58,9 @@ class TokenCounter(ABC):
 
     def __init__(self) -> None:
         self._cache: OrderedDict[str, int] = OrderedDict()
+        self._text_cache: dict[str, int] = {}
         self.full_counts = 0  # complete-request tokenisations actually performed (cache misses)
+        self.item_counts = 0  # single-text tokenisations actually performed (cache misses)
 
     @property
     @abstractmethod
@@ -88,6 +90,21 @@ class TokenCounter(ABC):
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
         """Control-token literals in ``text`` that this tokenizer would read as control tokens,
         as ``(literal, start, end)`` character spans."""
+
+    @abstractmethod
+    def text_token_count(self, text: str) -> int:
+        """Tokens of ``text`` on its own, no control tokens added (the tokenizer's plain encoding)."""
+
+    def text_count(self, text: str) -> int:
+        """``text_token_count`` cached by content: an item's text is tokenised once per counter."""
+        hit = self._text_cache.get(text)
+        if hit is None:
+            hit = self.text_token_count(text)
+            self.item_counts += 1
+            if len(self._text_cache) >= 65536:
+                self._text_cache.clear()
+            self._text_cache[text] = hit
+        return hit
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
         key = json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]],
@@ -232,14 +249,51 @@ class MistralCounter(TokenCounter):
         except Exception as exc:  # mistral-common's own refusal (ordering, ids, roles)
             raise TemplateRefused(self.name, f"{type(exc).__name__}: {exc}") from None
 
+    def _counting_path(self):
+        """mistral-common's own validate -> normalise -> encode_instruct steps, on a copy of the
+        instruct tokenizer whose eager decode of the text (40% of the time, unused to count) is off.
+        Falls back to ``encode_chat_completion`` if a later mistral-common moves these parts."""
+        if not hasattr(self, "_fast"):
+            import copy
+
+            validator = getattr(self._tokenizer, "_chat_completion_request_validator", None)
+            normaliser = getattr(self._tokenizer, "_instruct_request_normalizer", None)
+            instruct = copy.copy(self._tokenizer.instruct_tokenizer)
+            if (validator is None or normaliser is None or not hasattr(instruct, "encode_instruct")
+                    or not hasattr(validator, "_validate_tools")):
+                self._fast = None
+            else:
+                instruct.decode = lambda tokens, special_token_policy=None: ""
+                validator = copy.copy(validator)
+                validator._validate_tools = _memoised_tool_check(validator._validate_tools)
+                self._fast = (validator, normaliser, instruct)
+        return self._fast
+
     def token_ids(self, messages, tools) -> list[int]:
-        return list(self._encode(messages, tools).tokens)
+        fast = self._counting_path()
+        if fast is None:
+            return list(self._encode(messages, tools).tokens)
+        validator, normaliser, instruct = fast
+        try:
+            request = validator.validate_request(self._request(messages, tools))
+            return list(instruct.encode_instruct(normaliser.from_chat_completion_request(request)).tokens)
+        except Exception as exc:  # mistral-common's own refusal (ordering, ids, roles)
+            raise TemplateRefused(self.name, f"{type(exc).__name__}: {exc}") from None
 
     def render_text(self, messages, tools) -> str:
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 
         tokens = self._encode(messages, tools).tokens
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
+
+    def text_token_count(self, text: str) -> int:
+        raw = self._tokenizer.instruct_tokenizer.tokenizer
+        model = getattr(raw, "_model", None)  # tekken's tiktoken core: same length, no id offsetting
+        if model is not None and hasattr(model, "encode_ordinary") and not getattr(model, "_special_tokens", None):
+            return len(model.encode_ordinary(text))  # with no special tokens registered, same ids as encode()
+        if model is not None and hasattr(model, "encode"):
+            return len(model.encode(text))
+        return len(raw.encode(text, bos=False, eos=False))
 
     def control_token_strings(self) -> list[str]:
         return list(self._specials)
@@ -250,6 +304,22 @@ class MistralCounter(TokenCounter):
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text
         return _literal_spans(text, self._specials)
+
+
+def _memoised_tool_check(check):
+    """mistral-common checks every tool's JSON schema on every encode; a tool set passes or fails
+    the same way each time, so remember the sets that passed (failures are raised every time)."""
+    passed: set[str] = set()
+
+    def cached(tools):
+        key = json.dumps([t.model_dump(mode="json") for t in tools], sort_keys=True) if tools else ""
+        if key in passed:
+            return None
+        outcome = check(tools)
+        passed.add(key)
+        return outcome
+
+    return cached
 
 
 def _literal_spans(text: str, literals: Sequence[str]) -> list[tuple[str, int, int]]:
@@ -423,6 +493,9 @@ class HFCounter(TokenCounter):
 
     def render_text(self, messages, tools) -> str:
         return self._apply(messages, tools, tokenize=False)
+
+    def text_token_count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False))
 
     def control_token_strings(self) -> list[str]:
         return list(self._specials)

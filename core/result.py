@@ -64,6 +64,7 @@ class AssemblyResult(BaseModel):
     trace: list[TraceEntry] = Field(default_factory=list)
     counter: CounterIdentity | None = None
     request: Request | None = None
+    counting_note: str | None = None  # set only when the fast count fell back to the reference
 
     # ---- derived figures the inspector and the audit share
 

@@ -1,0 +1,106 @@
+"""What an importer hands back: the file's format, one normalised request per model call, and
+every warning about what could not be mapped, each with its place in the file."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..contracts import ChatMessage, ToolDefinition
+from ..errors import InputFileError
+
+# Format names ``detect`` reports, with what each is.
+FORMATS: dict[str, str] = {
+    "openai-chat": "OpenAI Chat Completions request body",
+    "anthropic-messages": "Anthropic Messages request body",
+    "otlp-json": "OTLP JSON trace export",
+    "otlp-jsonl": "OTLP JSON Lines trace export (one TracesData per line)",
+    "genai-attributes": "one span's attributes as a flat JSON object",
+    "vcr-cassette": "VCR cassette of recorded HTTP interactions",
+    "langfuse-trace": "Langfuse trace export (trace with observations)",
+    "phoenix-spans": "Phoenix span list",
+    "promptfoo-export": "promptfoo eval export",
+    "context-inspector": "Context Inspector request or recorded result (open it with core.load_entries)",
+    "unknown": "not a format Context Inspector imports",
+}
+
+
+@dataclass(frozen=True)
+class FormatInfo:
+    """The format found by content (``name`` is a key of ``FORMATS``) and what was seen."""
+
+    name: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class ImportWarning:
+    """Something in the file that could not be mapped (or was mapped with a loss), and where."""
+
+    place: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.place}: {self.message}" if self.place else self.message
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the file recorded about the call beside the messages. ``format`` names the file's format
+    and, after a slash, the flavour the request was read from (``otlp-json/openinference``)."""
+
+    format: str
+    model: str | None = None
+    provider: str | None = None
+    input_tokens: int | None = None  # the provider's own figure for the whole input
+    output_tokens: int | None = None
+    finish_reason: str | None = None
+    trace_id: str | None = None
+    span_id: str | None = None
+    name: str | None = None
+    source_place: str = ""
+    max_output_tokens: int | None = None  # what the request asked for (max_tokens and the like)
+
+
+@dataclass
+class ImportedRequest:
+    """One model call as recorded, normalised: messages, tools, the section each message belongs
+    to (inferred), where each message sits in the file, and the recorded answer when present."""
+
+    label: str
+    messages: list[ChatMessage]
+    tools: list[ToolDefinition]
+    recorded: Recorded
+    sections: list[str] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
+    output: list[ChatMessage] = field(default_factory=list)
+    warnings: list[ImportWarning] = field(default_factory=list)
+
+
+@dataclass
+class ImportedFile:
+    """A whole file: its format, its requests in file order, and every warning (the file's own and
+    each request's, so this list alone says everything that was not mapped)."""
+
+    path: str
+    format: FormatInfo
+    requests: list[ImportedRequest]
+    warnings: list[ImportWarning] = field(default_factory=list)
+
+
+class FormatError(InputFileError):
+    """A file is (or looks like) a known format but is malformed or truncated where it matters.
+
+    The message names the file, the format, the place and the problem:
+    ``trace.json:12:5: otlp-json: resourceSpans[0].scopeSpans: expected a list, found a string``.
+    """
+
+    def __init__(self, path: str, format_name: str, place: str, problem: str, *,
+                 line: int | None = None, column: int | None = None):
+        self.format_name = format_name
+        self.place = place
+        self.detail = problem
+        where = f"{place}: " if place else ""
+        super().__init__(path, f"{format_name}: {where}{problem}", line=line, column=column)
+
+
+class UnsupportedFormat(FormatError):
+    """The file's content is not one of the formats in ``FORMATS`` (or is our own request/result)."""
