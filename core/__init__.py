@@ -6,7 +6,7 @@ Public API (the inspector uses only these names)::
     result = assemble(parse_request(data), make_counter())   # embedded mistral-common counter
     findings = audit(result, counter)
 """
-from .assembly import assemble
+from .assembly import AssemblyStats, assemble
 from .audit import RULES, Finding, audit, has_errors
 from .baseline import naive_truncate
 from .contracts import (ChatMessage, Evidence, HistoryMessage, Request, ToolCall, ToolDefinition, ToolExchange,
@@ -15,19 +15,20 @@ from .counting import (DEFAULT_COUNTER, CounterIdentity, HFCounter, MistralCount
                        bundled_mistral_tokenizers, make_counter, write_manifest)
 from .errors import (AssemblyInvariantError, ContextInspectorError, CounterError, InputFileError, ManifestMismatch,
                      RequestError, RequiredContextTooLarge, TemplateRefused)
-from .loading import LoadedEntry, entry_from, iter_json_records, load_entries, load_request, load_result, read_json
+from .loading import (JsonlIndex, LoadedEntry, RowSummary, entry_from, index_jsonl, iter_json_records, load_entries,
+                      load_request, load_result, read_json)
 from .render import escape, unescape
 from .view import EscapedLiteral, Region, RenderedView, render_view
 from .result import DECISIONS, SECTION_ORDER, AssemblyResult, TraceEntry, parse_result
 
 __all__ = [
-    "assemble", "naive_truncate", "audit", "has_errors", "Finding", "RULES",
+    "assemble", "AssemblyStats", "naive_truncate", "audit", "has_errors", "Finding", "RULES",
     "Request", "ChatMessage", "Evidence", "HistoryMessage", "ToolCall", "ToolDefinition", "ToolExchange",
     "ToolResult", "parse_request", "parse_result", "AssemblyResult", "TraceEntry", "DECISIONS", "SECTION_ORDER",
     "TokenCounter", "MistralCounter", "HFCounter", "CounterIdentity", "make_counter", "DEFAULT_COUNTER",
     "bundled_mistral_tokenizers", "write_manifest",
     "ContextInspectorError", "InputFileError", "RequestError", "RequiredContextTooLarge", "CounterError",
     "ManifestMismatch", "TemplateRefused", "AssemblyInvariantError",
-    "LoadedEntry", "load_entries", "load_request", "load_result", "read_json", "iter_json_records", "entry_from",
+    "LoadedEntry", "JsonlIndex", "RowSummary", "index_jsonl", "load_entries", "load_request", "load_result", "read_json", "iter_json_records", "entry_from",
     "escape", "unescape", "render_view", "RenderedView", "Region", "EscapedLiteral",
 ]

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -46,7 +47,13 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--fill-order", metavar="A,B", help="e.g. evidence,history")
         p.add_argument("-o", "--output", metavar="RESULT.json", help="write the result here (default stdout)")
 
-    budget_options(sub.add_parser("assemble", help="assemble REQUEST.json and write the result JSON"))
+    p_assemble = sub.add_parser("assemble", help="assemble REQUEST.json and write the result JSON")
+    budget_options(p_assemble)
+    p_assemble.add_argument("--reference-recount", action="store_true",
+                            help="count the complete request at every admission attempt (the seed's method; "
+                                 "same result, slower)")
+    p_assemble.add_argument("--timings", action="store_true",
+                            help="print assembly_seconds, full_counts and item_counts on stderr")
     budget_options(sub.add_parser("baseline", help="naive truncation of REQUEST.json, same result shape"))
     p_audit = sub.add_parser("audit", help="print structural findings of RESULT.json; exit 1 on any error")
     p_audit.add_argument("result", metavar="RESULT.json")
@@ -100,12 +107,22 @@ def _write(text: str, output: str | None, inputs: Sequence[str]) -> None:
 def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
     request = _edited(load_request(args.request), args)
     counter = make_counter(args.counter)
+    stats: dict = {}
+    started = time.perf_counter()
     try:
-        result = naive_truncate(request, counter) if baseline else assemble(request, counter)
+        if baseline:
+            result = naive_truncate(request, counter)
+        else:
+            result = assemble(request, counter, reference=args.reference_recount, stats=stats)
     except RequiredContextTooLarge as exc:
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
         print(f"{PROG}: {args.request}: {exc}", file=sys.stderr)
         return EXIT_REQUIRED_TOO_LARGE
+    finally:
+        if getattr(args, "timings", False):  # assembly alone: no start-up, no file loading, no writing
+            elapsed = time.perf_counter() - started
+            print(f"assembly_seconds={elapsed:.6f} full_counts={stats.get('full_counts', 0)} "
+                  f"item_counts={stats.get('item_counts', 0)}", file=sys.stderr)
     _write(result.to_json(), args.output, [args.request])
     return EXIT_OK
 

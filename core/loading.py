@@ -147,3 +147,104 @@ def load_result(path: str | Path) -> AssemblyResult:
         kinds = ", ".join(e.kind for e in entries[:3])
         raise RequestError([("", f"expected one result, found {len(entries)} entries ({kinds})")], source=str(path))
     return entries[0].result  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class RowSummary:
+    """What a requests list shows for one row, read without validating the whole entry."""
+
+    index: int
+    line: int
+    offset: int
+    length: int
+    kind: str  # "request" | "result" | "rejected" | "error"
+    label: str
+    strategy: str | None = None
+    input_tokens: int | None = None
+    input_budget: int | None = None
+    kept: int | None = None
+    dropped: int | None = None
+    problem: str | None = None
+
+
+def _summary(value: Any, index: int, line: int, offset: int, length: int) -> RowSummary:
+    base = dict(index=index, line=line, offset=offset, length=length)
+    if looks_like_result(value):
+        trace = value.get("trace") if isinstance(value.get("trace"), list) else []
+        kept = sum(1 for e in trace if isinstance(e, dict) and e.get("decision") in ("kept", "summarised"))
+        dropped = sum(1 for e in trace if isinstance(e, dict) and e.get("decision") == "dropped")
+        request = value.get("request") if isinstance(value.get("request"), dict) else {}
+        label = value.get("request_id") or request.get("id") or f"#{index + 1}"
+        tokens, budget = value.get("input_tokens"), value.get("input_budget")
+        return RowSummary(**base, kind="result", label=str(label), strategy=value.get("strategy"),
+                          input_tokens=tokens if isinstance(tokens, int) else None,
+                          input_budget=budget if isinstance(budget, int) else None, kept=kept, dropped=dropped)
+    if looks_like_request(value):
+        return RowSummary(**base, kind="request", label=str(value.get("id") or f"#{index + 1}"))
+    if isinstance(value, dict) and value.get("error") == "RequiredContextTooLarge":
+        return RowSummary(**base, kind="rejected", label=f"#{index + 1}")
+    return RowSummary(**base, kind="error", label=f"#{index + 1}",
+                      problem="neither a request nor a result" if isinstance(value, dict)
+                      else f"expected a JSON object, found {type(value).__name__}")
+
+
+class JsonlIndex:
+    """A JSONL file of many requests or results, opened lazily.
+
+    Opening reads each line once (to find where it is and what a list row shows) and keeps only
+    those summaries; an entry is validated when it is asked for. A bad line becomes an ``error``
+    row naming its line and problem, so one broken record does not hide ten thousand good ones.
+    """
+
+    def __init__(self, path: str | Path, rows: list[RowSummary]):
+        self.path = Path(path)
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def entry(self, index: int) -> LoadedEntry:
+        row = self.rows[index]
+        if row.kind == "error":
+            raise InputFileError(str(self.path), row.problem or "unreadable record", line=row.line)
+        with open(self.path, "rb") as handle:
+            handle.seek(row.offset)
+            raw = handle.read(row.length)
+        value = _decode(raw.decode("utf-8"), str(self.path), line_offset=row.line - 1)
+        return entry_from(value, index, row.line, str(self.path))
+
+
+def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes: int = MAX_FILE_BYTES) -> JsonlIndex:
+    """Index a JSONL file; ``progress(done_bytes, total_bytes)`` is called now and then and
+    ``should_stop()`` is polled, so a GUI can show progress and cancel (``None`` is returned)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError(str(path), "no such file")
+    if path.is_dir():
+        raise InputFileError(str(path), "is a directory, not a file")
+    total = path.stat().st_size
+    if total > max_bytes:
+        raise InputFileError(str(path), f"file is {total:,} bytes, over the {max_bytes:,}-byte limit")
+    rows: list[RowSummary] = []
+    offset = 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            length = len(raw)
+            if raw.strip():
+                try:
+                    value = json.loads(raw)
+                    rows.append(_summary(value, len(rows), number, offset, length))
+                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                    problem = ("not valid UTF-8" if isinstance(exc, UnicodeDecodeError)
+                               else f"malformed JSON: {getattr(exc, 'msg', 'nested too deeply')}")
+                    rows.append(RowSummary(len(rows), number, offset, length, "error", f"line {number}",
+                                           problem=problem))
+            offset += length
+            if number % 256 == 0:
+                if progress is not None:
+                    progress(offset, total)
+                if should_stop is not None and should_stop():
+                    return None  # type: ignore[return-value]
+    if progress is not None:
+        progress(total, total)
+    return JsonlIndex(path, rows)

@@ -146,3 +146,16 @@ def test_console_script_runs_as_a_process():
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["input_tokens"] == json.loads(
         (FIXTURES / "rag_empty.result.json").read_text(encoding="utf-8"))["input_tokens"]
+
+
+def test_timings_and_reference_recount_give_the_same_bytes(capsys):
+    source = str(FIXTURES / "demo.request.json")
+    code, fast_out, fast_err = run_cli(capsys, "assemble", source, "--timings")
+    assert code == 0
+    code, ref_out, ref_err = run_cli(capsys, "assemble", source, "--timings", "--reference-recount")
+    assert code == 0 and fast_out == ref_out
+    fast = dict(kv.split("=") for kv in fast_err.split())
+    ref = dict(kv.split("=") for kv in ref_err.split())
+    assert set(fast) == {"assembly_seconds", "full_counts", "item_counts"}
+    assert float(fast["assembly_seconds"]) > 0
+    assert int(ref["item_counts"]) == 0 and int(ref["full_counts"]) > int(fast["full_counts"])
