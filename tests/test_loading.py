@@ -91,3 +91,33 @@ def test_shared_reference_is_where_tests_expect_it():
     if not SHARED.exists():
         pytest.skip("../shared is absent")
     assert (SHARED / "DESIGN.md").is_file()
+
+
+def test_jsonl_index_reads_rows_lazily_and_names_bad_lines(tmp_path):
+    lines = (FIXTURES / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "mixed.jsonl"
+    request_line = json.dumps(json.loads((FIXTURES / "demo.request.json").read_text(encoding="utf-8")))
+    path.write_text("\n".join([lines[0], "{broken", request_line, "[1]", lines[1]]) + "\n", encoding="utf-8")
+    from core import index_jsonl
+
+    seen = []
+    index = index_jsonl(path, progress=lambda done, total: seen.append((done, total)))
+    assert [r.kind for r in index.rows] == ["result", "error", "request", "error", "result"]
+    assert index.rows[0].label == "rag-roomy" and index.rows[0].input_tokens == 615
+    assert index.rows[1].line == 2 and "malformed JSON" in index.rows[1].problem
+    assert seen[-1][0] == seen[-1][1] == path.stat().st_size
+    assert index.entry(4).result.request_id == json.loads(lines[1])["request_id"]
+    assert index.entry(2).request.id == "demo"
+    with pytest.raises(InputFileError) as info:
+        index.entry(1)
+    assert info.value.line == 2
+
+
+def test_jsonl_index_can_be_cancelled(tmp_path):
+    from core import index_jsonl
+
+    line = (FIXTURES / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    path = tmp_path / "many.jsonl"
+    path.write_text((line + "\n") * 600, encoding="utf-8")
+    assert index_jsonl(path, should_stop=lambda: True) is None
+    assert len(index_jsonl(path)) == 600
