@@ -13,8 +13,12 @@ from .contracts import (ChatMessage, Evidence, HistoryMessage, Request, ToolCall
                         ToolResult, parse_request)
 from .counting import (DEFAULT_COUNTER, CounterIdentity, HFCounter, MistralCounter, TokenCounter,
                        bundled_mistral_tokenizers, make_counter, write_manifest)
-from .errors import (AssemblyInvariantError, ContextInspectorError, CounterError, InputFileError, ManifestMismatch,
-                     RequestError, RequiredContextTooLarge, TemplateRefused)
+from .errors import (AssemblyCancelled, AssemblyInvariantError, CapabilityError, ContextBudgetError,
+                     ContextInspectorError, CounterError, InputFileError, ManifestMismatch, RequestError,
+                     RequiredContextTooLarge, TemplateRefused)
+from .plans import (ByScore, CompactionOutcome, ContextAssembler, ContextPlan, DropOldest, HttpSummariser, Message,
+                    NewestTurns, PinAndFold, PlanRequest, RecordedSummariser, SectionPlan, SummariseSpan, SummaryStore,
+                    assemble_plan_request, parse_plan, parse_plan_request, pinned, plan_from_request)
 from .loading import (JsonlIndex, LoadedEntry, RowSummary, entry_from, index_jsonl, iter_json_records, load_entries,
                       load_request, load_result, read_json)
 from .render import escape, unescape
@@ -28,7 +32,11 @@ __all__ = [
     "TokenCounter", "MistralCounter", "HFCounter", "CounterIdentity", "make_counter", "DEFAULT_COUNTER",
     "bundled_mistral_tokenizers", "write_manifest",
     "ContextInspectorError", "InputFileError", "RequestError", "RequiredContextTooLarge", "CounterError",
-    "ManifestMismatch", "TemplateRefused", "AssemblyInvariantError",
+    "ManifestMismatch", "TemplateRefused", "AssemblyInvariantError", "ContextBudgetError", "CapabilityError",
+    "AssemblyCancelled",
+    "ContextPlan", "SectionPlan", "ContextAssembler", "Message", "pinned", "CompactionOutcome", "DropOldest",
+    "PinAndFold", "SummariseSpan", "NewestTurns", "ByScore", "HttpSummariser", "RecordedSummariser", "SummaryStore",
+    "PlanRequest", "parse_plan", "parse_plan_request", "assemble_plan_request", "plan_from_request",
     "LoadedEntry", "JsonlIndex", "RowSummary", "index_jsonl", "load_entries", "load_request", "load_result", "read_json", "iter_json_records", "entry_from",
     "escape", "unescape", "render_view", "RenderedView", "Region", "EscapedLiteral",
 ]

@@ -19,8 +19,8 @@ from .audit import audit, has_errors
 from .baseline import naive_truncate
 from .contracts import Request, parse_request
 from .counting import DEFAULT_COUNTER, make_counter
-from .errors import ContextInspectorError, RequestError, RequiredContextTooLarge
-from .loading import load_request, load_result
+from .errors import ContextBudgetError, ContextInspectorError, RequestError, RequiredContextTooLarge
+from .loading import load_entries, load_request, load_result
 
 EXIT_OK, EXIT_AUDIT, EXIT_BAD_INPUT, EXIT_REQUIRED_TOO_LARGE = 0, 1, 2, 3
 PROG = "context-assembler"
@@ -54,6 +54,14 @@ def _parser() -> argparse.ArgumentParser:
                                  "same result, slower)")
     p_assemble.add_argument("--timings", action="store_true",
                             help="print assembly_seconds, full_counts and item_counts on stderr")
+    plan_options = p_assemble.add_argument_group("plan requests (summarise-span)")
+    plan_options.add_argument("--summariser", metavar="URL",
+                              help="an OpenAI-compatible or Ollama base URL; contacted only when given")
+    plan_options.add_argument("--summariser-model", metavar="NAME")
+    plan_options.add_argument("--summariser-api", choices=("openai", "ollama"), default="openai")
+    plan_options.add_argument("--summariser-timeout", type=float, default=30.0, metavar="SECONDS")
+    plan_options.add_argument("--store", metavar="SUMMARIES.sqlite", help="write summaries back to this file")
+    plan_options.add_argument("--scope", default="default", help="the store's scope (default: default)")
     budget_options(sub.add_parser("baseline", help="naive truncation of REQUEST.json, same result shape"))
     p_audit = sub.add_parser("audit", help="print structural findings of RESULT.json; exit 1 on any error")
     p_audit.add_argument("result", metavar="RESULT.json")
@@ -104,8 +112,67 @@ def _write(text: str, output: str | None, inputs: Sequence[str]) -> None:
         raise RequestError([("--output", f"cannot write: {exc.strerror or exc}")], source=output) from None
 
 
+def _load_assemblable(path: str):
+    """The single request of a file: a seed-003 request or a plan request."""
+    entries = load_entries(path)
+    if len(entries) == 1 and entries[0].kind == "plan":
+        return entries[0].extra["plan_request"]
+    return load_request(path)
+
+
+def _edited_plan(request, args: argparse.Namespace):
+    if args.margin is not None or args.fill_order:
+        raise RequestError([("--margin/--fill-order", "a plan request sets these in its plan")], source=args.request)
+    plan = request.plan.model_dump()
+    if args.context_limit is not None:
+        plan["budget_tokens"] = args.context_limit
+    if args.max_new_tokens is not None:
+        plan["reserve_output_tokens"] = args.max_new_tokens
+    from .plans import parse_plan
+
+    return request.model_copy(update={"plan": parse_plan(plan, source="command line")})
+
+
+def _summariser(args: argparse.Namespace):
+    if not getattr(args, "summariser", None):
+        return None
+    from .plans import HttpSummariser
+
+    if not args.summariser_model:
+        raise RequestError([("--summariser-model", "needed with --summariser")], source="command line")
+    try:
+        return HttpSummariser(args.summariser, args.summariser_model, api=args.summariser_api,
+                              timeout=args.summariser_timeout)
+    except ValueError as exc:
+        raise RequestError([("--summariser", str(exc))], source="command line") from None
+
+
+def _cmd_plan(args: argparse.Namespace, request) -> int:
+    from .plans import SummaryStore, assemble_plan_request
+
+    request = _edited_plan(request, args)
+    counter = make_counter(args.counter)
+    store = SummaryStore(args.store) if getattr(args, "store", None) else None
+    try:
+        result = assemble_plan_request(request, counter, summariser=_summariser(args), store=store,
+                                       scope=args.scope if store else None)
+    except ValueError as exc:
+        raise RequestError([("plan", str(exc))], source=args.request) from None
+    finally:
+        if store is not None:
+            store.close()
+    _write(result.to_json(), args.output, [args.request])
+    return EXIT_OK
+
+
 def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
-    request = _edited(load_request(args.request), args)
+    loaded = _load_assemblable(args.request)
+    if not isinstance(loaded, Request):
+        if baseline:
+            raise RequestError([("", "the naive baseline takes a seed-003 request, not a plan request")],
+                               source=args.request)
+        return _cmd_plan(args, loaded)
+    request = _edited(loaded, args)
     counter = make_counter(args.counter)
     stats: dict = {}
     started = time.perf_counter()
@@ -157,6 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "baseline":
             return _cmd_assemble(args, baseline=True)
         return _cmd_audit(args)
+    except ContextBudgetError as exc:  # a plan that cannot fit without breaking a rule: like exit 3
+        sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_REQUIRED_TOO_LARGE
     except ContextInspectorError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -70,9 +70,13 @@ class TokenCounter(ABC):
     def name(self) -> str:
         return self.identity.name
 
+    # The model's context window, where known: set by the caller (``make_counter(spec,
+    # context_window=N)``) or, for hf: directories, read from the tokenizer's model_max_length.
+    context_window: int | None = None
+
     @property
     def declared_context_window(self) -> int | None:
-        return None
+        return self.context_window
 
     @abstractmethod
     def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
@@ -434,6 +438,9 @@ class HFCounter(TokenCounter):
             raise ManifestMismatch(str(directory), "chat template", manifest["template_sha256"], template_sha)
         self._tokenizer = tokenizer
         self._template = template
+        limit = getattr(tokenizer, "model_max_length", None)
+        if isinstance(limit, int) and 0 < limit < 10_000_000:  # transformers uses 1e30 for "unknown"
+            self.context_window = limit
         files = (dict(manifest["files"]) if manifest is not None else
                  _tokenizer_files(directory))
         self._identity = CounterIdentity(
@@ -508,14 +515,21 @@ class HFCounter(TokenCounter):
         return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
 
 
-def make_counter(spec: str | None = None) -> TokenCounter:
-    """Build a counter from ``mistral:<tokenizer>`` or ``hf:<directory>`` (default: the embedded one)."""
+def make_counter(spec: str | None = None, *, context_window: int | None = None) -> TokenCounter:
+    """Build a counter from ``mistral:<tokenizer>`` or ``hf:<directory>`` (default: the embedded one).
+    ``context_window`` declares the model's window (plans without ``budget_tokens`` budget from it)."""
     spec = spec or DEFAULT_COUNTER
     kind, _, arg = spec.partition(":")
     if kind == "mistral":
-        return MistralCounter(arg or "tekken_240911")
-    if kind == "hf":
+        counter: TokenCounter = MistralCounter(arg or "tekken_240911")
+    elif kind == "hf":
         if not arg:
             raise CounterError("hf: needs a tokenizer directory, e.g. hf:/path/to/tokenizer")
-        return HFCounter(arg)
-    raise CounterError(f"unknown counter {spec!r}: use mistral:<tokenizer> or hf:<directory>")
+        counter = HFCounter(arg)
+    else:
+        raise CounterError(f"unknown counter {spec!r}: use mistral:<tokenizer> or hf:<directory>")
+    if context_window is not None:
+        if context_window <= 0:
+            raise CounterError(f"context_window must be positive, not {context_window}")
+        counter.context_window = context_window
+    return counter

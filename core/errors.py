@@ -102,3 +102,19 @@ class TemplateRefused(CounterError):
         self.counter_name = counter_name
         self.template_message = template_message
         super().__init__(f"the chat template of {counter_name} refused the request: {template_message!r}")
+
+
+class ContextBudgetError(ContextInspectorError):
+    """A plan's prompt cannot be made to fit without breaking a rule (pinned content over the
+    budget, a strategy over its allowance, a summary that could not be made). Nothing is emitted."""
+
+    def record(self) -> dict:
+        return {"status": "rejected", "error": "ContextBudgetError", "message": str(self)}
+
+
+class CapabilityError(ContextInspectorError):
+    """Neither the plan nor the counter says how large the budget is: there is no safe guess."""
+
+
+class AssemblyCancelled(ContextInspectorError):
+    """The caller cancelled the assembly (for example during a summary call): not a budget failure."""

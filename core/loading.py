@@ -24,7 +24,7 @@ class LoadedEntry:
 
     index: int
     line: int | None
-    kind: str  # "request" | "result" | "rejected"
+    kind: str  # "request" | "plan" | "result" | "rejected"
     request: Request | None = None
     result: AssemblyResult | None = None
     rejection: dict[str, Any] | None = None  # a recorded RequiredContextTooLarge record
@@ -107,6 +107,12 @@ def _is_jsonl(stripped: str) -> bool:
 def entry_from(value: Any, index: int, line: int | None, source: str, *, in_array: bool = False) -> LoadedEntry:
     """Turn one decoded record into a request, a recorded result or a recorded rejection."""
     where = f"{source}:{line}" if line is not None else (f"{source}[{index}]" if in_array or index else source)
+    from .plans import looks_like_plan_request, parse_plan_request
+
+    if looks_like_plan_request(value):
+        plan_request = parse_plan_request(value, source=where)
+        return LoadedEntry(index, line, "plan", label=plan_request.id or f"#{index + 1}",
+                           extra={"plan_request": plan_request})
     if looks_like_result(value):
         result = parse_result(value, source=where)
         label = result.request_id or (result.request.id if result.request else None) or f"#{index + 1}"
@@ -157,7 +163,7 @@ class RowSummary:
     line: int
     offset: int
     length: int
-    kind: str  # "request" | "result" | "rejected" | "error"
+    kind: str  # "request" | "plan" | "result" | "rejected" | "error"
     label: str
     strategy: str | None = None
     input_tokens: int | None = None
@@ -181,6 +187,8 @@ def _summary(value: Any, index: int, line: int, offset: int, length: int) -> Row
                           input_budget=budget if isinstance(budget, int) else None, kept=kept, dropped=dropped)
     if looks_like_request(value):
         return RowSummary(**base, kind="request", label=str(value.get("id") or f"#{index + 1}"))
+    if isinstance(value, dict) and value.get("kind") == "plan":
+        return RowSummary(**base, kind="plan", label=str(value.get("id") or f"#{index + 1}"))
     if isinstance(value, dict) and value.get("error") == "RequiredContextTooLarge":
         return RowSummary(**base, kind="rejected", label=f"#{index + 1}")
     return RowSummary(**base, kind="error", label=f"#{index + 1}",

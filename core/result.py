@@ -84,6 +84,31 @@ class AssemblyResult(BaseModel):
                 totals[entry.section] = totals.get(entry.section, 0) + entry.tokens
         return totals
 
+    def span_attributes(self) -> dict[str, int | str]:
+        """Counts for a trace span: per section, entries and tokens kept, pinned, required, evicted
+        and summarised; the budget figures; the counter's name. Never any message content or id."""
+        attributes: dict[str, int | str] = {
+            "context.strategy": self.strategy,
+            "context.input_tokens": self.input_tokens,
+            "context.input_budget": self.input_budget,
+            "context.remaining_tokens": self.remaining_tokens,
+            "context.context_limit": self.context_limit,
+            "context.max_new_tokens": self.max_new_tokens,
+            "context.margin": self.margin,
+        }
+        if self.counter is not None:
+            attributes["context.counter"] = self.counter.name
+        names = {"dropped": "evicted"}
+        totals: dict[str, int] = {}
+        for entry in self.trace:
+            kind = names.get(entry.decision, entry.decision)
+            for key, value in ((f"context.section.{entry.section}.{kind}_entries", 1),
+                               (f"context.section.{entry.section}.{kind}_tokens", entry.tokens),
+                               (f"context.{kind}_entries", 1), (f"context.{kind}_tokens", entry.tokens)):
+                totals[key] = totals.get(key, 0) + value
+        attributes.update(sorted(totals.items()))
+        return attributes
+
     @property
     def over_budget(self) -> bool:
         return self.input_tokens > self.input_budget

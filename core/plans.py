@@ -1,0 +1,797 @@
+"""Plans of named sections (seed 002): shares of the whole budget, pins, compaction strategies.
+
+    plan = ContextPlan(sections=(SectionPlan("system", share=0.1),
+                                 SectionPlan("constraints", share=0.2, pinned=True),
+                                 SectionPlan("recent", share=0.6, compaction="summarise-span")),
+                       budget_tokens=8192, reserve_output_tokens=1024)
+    result = ContextAssembler(plan, counter, strategies={"summarise-span": SummariseSpan(summariser)}
+                              ).assemble({"system": [...], "constraints": [...], "recent": history})
+
+Sections appear in the prompt in plan order. The budget is ``budget_tokens`` or the counter's
+declared context window, minus ``reserve_output_tokens``, read on every assembly. Pinned content
+(a pinned message, or every message of a pinned section) gets its room first and is never
+evicted; the rest of the budget is split by shares, each a fraction of that whole remainder,
+never of what earlier sections left. Sections without a share fill what the shares leave, in
+``fill_order``. Every count is of the complete prompt through the counter's chat template.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .contracts import ChatMessage, ToolCall, ToolDefinition, problems_from
+from .counting import TokenCounter
+from .errors import AssemblyCancelled, CapabilityError, ContextBudgetError, CounterError, RequestError
+from .result import AssemblyResult, TraceEntry
+
+BUILTIN_STRATEGIES = ("drop-oldest", "pin-and-fold", "summarise-span", "newest-turns", "by-score")
+SUMMARY_PREFIX = "Summary of earlier conversation: "
+
+
+class Message(BaseModel):
+    """A message of a plan section. ``pinned`` travels on the message, so it survives a copy."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    id: str | None = None
+    pinned: bool = False
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    score: float | None = Field(default=None, allow_inf_nan=False)  # for passages ranked by-score
+    source: str | None = None
+
+    def chat(self) -> ChatMessage:
+        return ChatMessage(role=self.role, content=self.content, tool_calls=self.tool_calls,
+                           tool_call_id=self.tool_call_id)
+
+
+def pinned(message: Message) -> Message:
+    """The same message, pinned: no strategy may evict it."""
+    return message.model_copy(update={"pinned": True})
+
+
+class SectionPlan(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    share: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    pinned: bool = False
+    compaction: str = "drop-oldest"
+    # Passages: rendered as escaped <evidence> blocks into the first user message of section ``into``.
+    into: str | None = None
+
+    def __init__(self, name: str | None = None, /, **data: Any) -> None:  # SectionPlan("recent", share=0.6)
+        if name is not None:
+            data["name"] = name
+        super().__init__(**data)
+
+
+class ContextPlan(BaseModel):
+    """Named sections in prompt order, the budget and the output reserve."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sections: tuple[SectionPlan, ...] = Field(min_length=1)
+    budget_tokens: int | None = Field(default=None, gt=0)
+    reserve_output_tokens: int = Field(default=0, ge=0)
+    fill_order: tuple[str, ...] = ()
+    custom_strategies: tuple[str, ...] = ()  # names of strategies the caller will supply
+
+    @model_validator(mode="after")
+    def _coherent(self) -> "ContextPlan":
+        names = [s.name for s in self.sections]
+        duplicate = next((n for n in names if names.count(n) > 1), None)
+        if duplicate:
+            raise ValueError(f"section {duplicate!r} is declared twice")
+        known = set(BUILTIN_STRATEGIES) | set(self.custom_strategies)
+        for section in self.sections:
+            if section.compaction not in known:
+                raise ValueError(f"section {section.name!r} names an unknown compaction strategy "
+                                 f"{section.compaction!r} (built in: {', '.join(BUILTIN_STRATEGIES)}; "
+                                 "declare your own in custom_strategies)")
+        total = sum(s.share or 0 for s in self.sections)
+        if total > 1 + 1e-9:
+            raise ValueError(f"section shares add up to {total:g}, more than the whole budget (1)")
+        for section in self.sections:
+            if section.into is not None and (section.into not in names or section.into == section.name):
+                raise ValueError(f"section {section.name!r} is placed into {section.into!r}, which is not "
+                                 "another section of the plan")
+        unknown = [n for n in self.fill_order if n not in names]
+        if unknown:
+            raise ValueError(f"fill_order names {unknown[0]!r}, which the plan does not declare")
+        if self.budget_tokens is not None and self.reserve_output_tokens >= self.budget_tokens:
+            raise ValueError(f"reserve_output_tokens ({self.reserve_output_tokens}) leaves nothing of "
+                             f"budget_tokens ({self.budget_tokens})")
+        return self
+
+    def section(self, name: str) -> SectionPlan:
+        return next(s for s in self.sections if s.name == name)
+
+
+def parse_plan(data: Any, *, source: str | None = None) -> ContextPlan:
+    try:
+        return ContextPlan.model_validate(data)
+    except ValidationError as exc:
+        raise RequestError(problems_from(exc), source=source) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Strategies
+
+Count = Callable[[Sequence[Message]], int]
+
+
+@dataclass(frozen=True)
+class Summary:
+    id: str
+    message: Message
+    replaces: tuple[str, ...]
+    span_hash: str
+
+
+@dataclass(frozen=True)
+class CompactionOutcome:
+    entries: tuple[Message, ...]
+    evicted: tuple[Message, ...] = ()
+    summaries: tuple[Summary, ...] = ()
+
+
+class CompactionStrategy(Protocol):
+    def compact(self, entries: Sequence[Message], *, budget_tokens: int, count: Count) -> CompactionOutcome: ...
+
+
+class DropOldest:
+    """Drops unpinned entries from the front until the rest fits. Costs nothing."""
+
+    def compact(self, entries, *, budget_tokens, count):
+        kept = list(entries)
+        evicted = []
+        while count(kept) > budget_tokens:
+            victim = next((m for m in kept if not m.pinned), None)
+            if victim is None:
+                break
+            kept.remove(victim)
+            evicted.append(victim)
+        return CompactionOutcome(tuple(kept), tuple(evicted))
+
+
+class PinAndFold:
+    """Keeps pins verbatim and folds the rest into one short note. Costs nothing."""
+
+    def compact(self, entries, *, budget_tokens, count):
+        if count(entries) <= budget_tokens:
+            return CompactionOutcome(tuple(entries))
+        folded = [m for m in entries if not m.pinned]
+        pins = [m for m in entries if m.pinned]
+        if not folded:
+            return CompactionOutcome(tuple(entries))
+        note = Message(role="user", id=f"fold-{_span_hash(folded)[:12]}",
+                       content=f"[{len(folded)} earlier message{'s' if len(folded) != 1 else ''} folded away to fit "
+                               "the context budget]")
+        first = entries.index(folded[0])
+        kept = [m for m in entries[:first] if m.pinned] + [note] + [m for m in entries[first:] if m.pinned]
+        if count(kept) > budget_tokens:
+            kept = pins
+        return CompactionOutcome(tuple(kept), tuple(folded))
+
+
+class NewestTurns:
+    """Seed 003's history policy: whole turns (a user message and what follows it), newest first,
+    stopping at the first turn that does not fit. A turn with a pinned message is always kept."""
+
+    def compact(self, entries, *, budget_tokens, count):
+        turns: list[list[Message]] = []
+        for m in entries:
+            if m.role == "user" or not turns:
+                turns.append([m])
+            else:
+                turns[-1].append(m)
+        keep = [any(m.pinned for m in turn) for turn in turns]
+        stopped = False
+        for t in reversed(range(len(turns))):
+            if keep[t] or stopped:
+                continue
+            candidate = [m for u, turn in enumerate(turns) if keep[u] or u == t for m in turn]
+            if count(candidate) <= budget_tokens:
+                keep[t] = True
+            else:
+                stopped = True
+        kept = tuple(m for t, turn in enumerate(turns) if keep[t] for m in turn)
+        evicted = tuple(m for t, turn in enumerate(turns) if not keep[t] for m in turn)
+        return CompactionOutcome(kept, evicted)
+
+
+class ByScore:
+    """Seed 003's evidence policy: by score, highest first, ties by id; one that does not fit is
+    skipped and a smaller later one may still fit. Pinned passages are always kept."""
+
+    def compact(self, entries, *, budget_tokens, count):
+        ranked = sorted(entries, key=lambda m: (-(m.score or 0.0), m.id or ""))
+        kept = [m for m in ranked if m.pinned]
+        evicted = []
+        for m in ranked:
+            if m.pinned:
+                continue
+            candidate = sorted(kept + [m], key=ranked.index)
+            if count(candidate) <= budget_tokens:
+                kept = candidate
+            else:
+                evicted.append(m)
+        return CompactionOutcome(tuple(kept), tuple(evicted))
+
+
+class Summariser(Protocol):
+    def summarise(self, span: Sequence[Message], *, cancel: threading.Event | None = None) -> str: ...
+
+
+class SummariseSpan:
+    """Replaces the oldest unpinned span with a summary from a summariser the caller supplies.
+
+    The span grows from the oldest unpinned entry (stopping at a pin) until what remains, plus a
+    summary of at most ``max_summary_tokens``, fits. A failed, cancelled or empty summary never
+    becomes half a record: it raises.
+    """
+
+    def __init__(self, summariser: Summariser, *, max_summary_tokens: int = 256) -> None:
+        self.summariser = summariser
+        self.max_summary_tokens = max_summary_tokens
+        self.cancel: threading.Event | None = None
+
+    def compact(self, entries, *, budget_tokens, count):
+        entries = list(entries)
+        if count(entries) <= budget_tokens:
+            return CompactionOutcome(tuple(entries))
+        unpinned = [i for i, m in enumerate(entries) if not m.pinned]
+        if not unpinned:
+            return CompactionOutcome(tuple(entries))
+        # The span is the oldest unpinned entries (pins inside it stay verbatim, after the summary),
+        # grown until what remains plus a summary of max_summary_tokens fits.
+        taken: list[int] = []
+        for i in unpinned:
+            taken.append(i)
+            rest = [m for j, m in enumerate(entries) if j not in taken]
+            if count(rest) + self.max_summary_tokens <= budget_tokens:
+                break
+        span = [entries[i] for i in taken]
+        text = _call_summariser(self.summariser, span, self.cancel)
+        digest = _span_hash(span)
+        summary_message = Message(role="user", id=f"summary-{digest[:12]}", content=SUMMARY_PREFIX + text)
+        replaced = tuple(m.id or f"#{entries.index(m)}" for m in span)
+        kept = [m for j, m in enumerate(entries) if j < taken[0]] + [summary_message] + \
+               [m for j, m in enumerate(entries) if j > taken[0] and j not in taken]
+        return CompactionOutcome(tuple(kept), (), (Summary(summary_message.id, summary_message, replaced, digest),))
+
+
+def _call_summariser(summariser: Summariser, span: Sequence[Message], cancel: threading.Event | None) -> str:
+    try:
+        text = summariser.summarise(span, cancel=cancel)
+    except (AssemblyCancelled, KeyboardInterrupt):
+        raise
+    except ContextBudgetError:
+        raise
+    except Exception as exc:  # transport failure, timeout, a broken reply: fail closed
+        raise ContextBudgetError(f"the summariser failed: {type(exc).__name__}: {exc}") from exc
+    if cancel is not None and cancel.is_set():
+        raise AssemblyCancelled("cancelled during a summary call")
+    if not isinstance(text, str) or not text.strip():
+        raise ContextBudgetError("the summariser returned nothing usable (an empty summary)")
+    return text.strip()
+
+
+def _span_hash(span: Sequence[Message]) -> str:
+    canonical = json.dumps([m.model_dump(mode="json", exclude={"pinned"}) for m in span], sort_keys=True,
+                           ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Summarisers
+
+
+class RecordedSummariser:
+    """Replays summaries stored with a trace, keyed by the hash of the span they replaced."""
+
+    def __init__(self, summaries: Mapping[str, str]) -> None:
+        self.summaries = dict(summaries)
+
+    @classmethod
+    def from_result(cls, result: AssemblyResult) -> "RecordedSummariser":
+        recorded = (result.model_extra or {}).get("summaries") or []
+        return cls({item["span_hash"]: item["text"] for item in recorded})
+
+    def summarise(self, span, *, cancel=None) -> str:
+        digest = _span_hash(span)
+        if digest not in self.summaries:
+            raise ContextBudgetError(f"no recorded summary for span {digest[:12]} ({len(span)} messages); "
+                                     "a recorded run cannot invent one")
+        return self.summaries[digest]
+
+
+class HttpSummariser:
+    """Asks an OpenAI-compatible (``/v1/chat/completions``) or Ollama (``/api/chat``) endpoint for a
+    summary. Contacted only when a person configures it; never by default."""
+
+    PROMPT = ("Summarise the conversation below for a later turn of the same conversation. Keep every "
+              "decision, constraint, name, number and open question; drop small talk. Plain text, at most "
+              "120 words.")
+
+    def __init__(self, base_url: str, model: str, *, api: Literal["openai", "ollama"] = "openai",
+                 timeout: float = 30.0, api_key: str | None = None) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http(s) URL, not {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api = api
+        self.timeout = timeout
+        self.api_key = api_key
+
+    def _body(self, span: Sequence[Message]) -> tuple[str, bytes]:
+        transcript = "\n".join(f"{m.role}: {m.content or ''}" for m in span)
+        messages = [{"role": "system", "content": self.PROMPT}, {"role": "user", "content": transcript}]
+        if self.api == "ollama":
+            url, body = f"{self.base_url}/api/chat", {"model": self.model, "messages": messages, "stream": False}
+        else:
+            url, body = f"{self.base_url}/v1/chat/completions", {"model": self.model, "messages": messages}
+        return url, json.dumps(body).encode("utf-8")
+
+    def _post(self, url: str, body: bytes) -> str:
+        import urllib.request
+
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - user-configured URL
+            reply = json.loads(response.read().decode("utf-8"))
+        if self.api == "ollama":
+            return reply["message"]["content"]
+        return reply["choices"][0]["message"]["content"]
+
+    def summarise(self, span, *, cancel=None) -> str:
+        url, body = self._body(span)
+        outcome: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                outcome["text"] = self._post(url, body)
+            except BaseException as exc:  # handed to the waiting thread below
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=call, name="summary-call", daemon=True)
+        worker.start()
+        while worker.is_alive():  # wait, but let a cancel interrupt the wait at once
+            worker.join(0.05)
+            if cancel is not None and cancel.is_set():
+                raise AssemblyCancelled("cancelled during a summary call")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["text"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Summary store
+
+
+class SummaryStore:
+    """Summaries written back to a SQLite file the user names, one transaction per assembly."""
+
+    SCHEMA = ("CREATE TABLE IF NOT EXISTS summaries (id TEXT NOT NULL, scope TEXT NOT NULL, source TEXT NOT NULL, "
+              "replaces TEXT NOT NULL, span_hash TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (scope, id))")
+
+    def __init__(self, path: str) -> None:
+        import sqlite3
+
+        self.path = path
+        try:
+            self._db = sqlite3.connect(path)
+            with self._db:
+                self._db.execute(self.SCHEMA)
+        except sqlite3.Error as exc:
+            raise ContextBudgetError(f"{path}: cannot open the summary store ({exc})") from exc
+
+    def write(self, scope: str, records: Sequence[tuple[str, Summary]]) -> None:
+        import sqlite3
+
+        try:
+            with self._db:  # one transaction: all of this assembly's summaries or none
+                for section, summary in records:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?)",
+                        (summary.id, scope, f"compaction:{section}", json.dumps(list(summary.replaces)),
+                         summary.span_hash, summary.message.content or ""))
+        except sqlite3.Error as exc:
+            raise ContextBudgetError(f"{self.path}: writing summaries failed, nothing was written ({exc})") from exc
+
+    def read(self, scope: str) -> list[dict[str, Any]]:
+        rows = self._db.execute("SELECT id, source, replaces, span_hash, text FROM summaries WHERE scope = ? "
+                                "ORDER BY id", (scope,)).fetchall()
+        return [{"id": r[0], "source": r[1], "replaces": json.loads(r[2]), "span_hash": r[3], "text": r[4]}
+                for r in rows]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# The assembler
+
+
+@dataclass
+class _SectionState:
+    plan: SectionPlan
+    entries: list[Message]
+    outcome: CompactionOutcome | None = None
+    allowance: int | None = None
+    ids: list[str] = field(default_factory=list)
+
+
+class ContextAssembler:
+    """Assembles named sections under a plan. Strategies the plan names must all be available here."""
+
+    def __init__(self, plan: ContextPlan, counter: TokenCounter, *,
+                 strategies: Mapping[str, CompactionStrategy] | None = None,
+                 store: SummaryStore | None = None, scope: str | None = None) -> None:
+        self.plan = plan
+        self.counter = counter
+        self.strategies: dict[str, CompactionStrategy] = {
+            "drop-oldest": DropOldest(), "pin-and-fold": PinAndFold(), "newest-turns": NewestTurns(),
+            "by-score": ByScore()}
+        self.strategies.update(strategies or {})
+        for section in plan.sections:
+            if section.compaction not in self.strategies:
+                hint = " (supply SummariseSpan(summariser))" if section.compaction == "summarise-span" else ""
+                raise ValueError(f"section {section.name!r} uses strategy {section.compaction!r}, which this "
+                                 f"assembler does not have{hint}")
+            if not callable(getattr(self.strategies[section.compaction], "compact", None)):
+                raise ValueError(f"strategy {section.compaction!r} has no compact() method")
+        if (store is None) != (scope is None):
+            raise ValueError("a summary store needs a scope, and a scope needs a store")
+        self.store = store
+        self.scope = scope
+
+    def budget(self) -> int:
+        """Read on every assembly, so a counter swapped for one with a smaller window is honoured."""
+        window = self.plan.budget_tokens or self.counter.declared_context_window
+        if window is None:
+            raise CapabilityError(f"the plan sets no budget_tokens and {self.counter.name} declares no "
+                                  "context window: there is no safe guess")
+        budget = window - self.plan.reserve_output_tokens
+        if budget <= 0:
+            raise ContextBudgetError(f"reserve_output_tokens {self.plan.reserve_output_tokens} leaves nothing of "
+                                     f"the {window}-token window")
+        return budget
+
+    def assemble(self, sections: Mapping[str, Sequence[Message | Mapping[str, Any]]], *,
+                 tools: Sequence[ToolDefinition] = (), cancel: threading.Event | None = None) -> AssemblyResult:
+        budget = self.budget()
+        declared = [s.name for s in self.plan.sections]
+        unknown = [name for name in sections if name not in declared]
+        if unknown:
+            raise ValueError(f"messages under {unknown[0]!r}, which the plan does not declare "
+                             f"(declared: {', '.join(declared)})")
+        states = [_SectionState(s, [self._message(m, s) for m in sections.get(s.name, ())])
+                  for s in self.plan.sections]
+        for st in states:
+            st.ids = [m.id or f"{st.plan.name}-{i}" for i, m in enumerate(st.entries)]
+            st.entries = [m if m.id else m.model_copy(update={"id": st.ids[i]}) for i, m in enumerate(st.entries)]
+        tools = list(tools)
+        current = {st.plan.name: [m for m in st.entries if m.pinned] for st in states}
+
+        def total(replaced: Mapping[str, Sequence[Message]] | None = None, *, exact: bool = False) -> int:
+            """Complete count of the prompt with some sections replaced. While budgeting, a partial
+            prompt the template refuses (one ending with an assistant message) is counted with an
+            empty user turn after it; the prompt that is emitted is counted ``exact``."""
+            view = dict(current)
+            view.update(replaced or {})
+            messages = self._render(states, view)
+            if not messages:
+                messages = [ChatMessage(role="user", content="")]
+            try:
+                return self.counter.count(messages, tools)
+            except CounterError as exc:
+                if not exact and messages[-1].role == "assistant":
+                    try:
+                        return self.counter.count(messages + [ChatMessage(role="user", content="")], tools)
+                    except CounterError:
+                        pass
+                raise ContextBudgetError(f"the prompt cannot be counted: {exc}") from exc
+
+        base = total({name: [] for name in current})
+        pinned_total = total()
+        if pinned_total > budget:
+            names = [f"{st.plan.name}:{m.id}" for st in states for m in st.entries if m.pinned]
+            raise ContextBudgetError(
+                f"pinned content alone needs {pinned_total} tokens, {pinned_total - budget} over the budget of "
+                f"{budget} (pinned: {', '.join(names[:8])}{' ...' if len(names) > 8 else ''})")
+        available = budget - pinned_total
+        for st in states:
+            if st.plan.share is not None:
+                st.allowance = math.floor(st.plan.share * available)
+        order = [st for st in states if st.plan.share is not None]
+        fill = [self.plan.section(n) for n in self.plan.fill_order] + [s for s in self.plan.sections]
+        seen: set[str] = set()
+        for plan_section in fill:
+            st = next(x for x in states if x.plan is plan_section)
+            if st.plan.share is None and st.plan.name not in seen:
+                seen.add(st.plan.name)
+                order.append(st)
+        for strategy in self.strategies.values():
+            if hasattr(strategy, "cancel"):
+                strategy.cancel = cancel
+        for st in order:
+            if cancel is not None and cancel.is_set():
+                raise AssemblyCancelled("assembly cancelled")
+            name = st.plan.name
+            if all(m.pinned for m in st.entries):  # nothing a strategy could change
+                st.outcome = CompactionOutcome(tuple(st.entries))
+                continue
+            pins_cost = total() - total({name: []})
+            # a section without a share fills what the shared sections and earlier fills left
+            free = st.allowance if st.allowance is not None else budget - total()
+            limit = pins_cost + free
+
+            def count(entries: Sequence[Message], _name: str = name) -> int:
+                return total({_name: list(entries)}) - total({_name: []})
+
+            entries = st.entries
+            if count(entries) <= limit:
+                st.outcome = CompactionOutcome(tuple(entries))
+            else:
+                strategy = self.strategies[st.plan.compaction]
+                st.outcome = strategy.compact(tuple(entries), budget_tokens=limit, count=count)
+            kept_ids = {m.id for m in st.outcome.entries}
+            lost = [m.id for m in entries if m.pinned and m.id not in kept_ids]
+            if lost:
+                raise ContextBudgetError(f"strategy {st.plan.compaction!r} evicted pinned entry {lost[0]!r} "
+                                         f"of section {name!r}")
+            current[name] = list(st.outcome.entries)
+            st.allowance = limit
+        # A strategy (a third party's included) may not hand back more than it was allowed.
+        for st in order:
+            if st.allowance is None:
+                continue
+            used = total() - total({st.plan.name: []})
+            if used > st.allowance:
+                raise ContextBudgetError(f"strategy {st.plan.compaction!r} returned {used} tokens for section "
+                                         f"{st.plan.name!r}, over its allowance of {st.allowance}")
+        input_tokens = total(exact=True)
+        if input_tokens > budget:
+            raise ContextBudgetError(f"the assembled prompt counts {input_tokens} tokens, over the budget of {budget}")
+        result = self._result(states, current, tools, input_tokens, budget, base, total)
+        if self.store is not None and self.scope is not None:
+            records = [(st.plan.name, s) for st in states if st.outcome for s in st.outcome.summaries]
+            if records:
+                self.store.write(self.scope, records)
+        return result
+
+    @staticmethod
+    def _render(states: list[_SectionState], view: Mapping[str, Sequence[Message]]) -> list[ChatMessage]:
+        """Messages in plan order; passage sections go into their target's first user message."""
+        from .contracts import Evidence
+        from .render import user_content
+
+        passages: dict[str, list[Evidence]] = {}
+        for st in states:
+            if st.plan.into is not None:
+                passages.setdefault(st.plan.into, []).extend(
+                    Evidence(id=m.id or "", source=m.source or "", text=m.content or "", score=m.score or 0.0)
+                    for m in view[st.plan.name])
+        messages: list[ChatMessage] = []
+        for st in states:
+            if st.plan.into is not None:
+                continue
+            placed = st.plan.name not in passages
+            for m in view[st.plan.name]:
+                message = m.chat()
+                if not placed and m.role == "user":
+                    message = message.model_copy(update={"content": user_content(m.content or "",
+                                                                                  passages[st.plan.name])})
+                    placed = True
+                messages.append(message)
+        return messages
+
+    @staticmethod
+    def _indices(section: SectionPlan, message: Message, where: Mapping[tuple[str, str], int],
+                 first_user: Mapping[str, int]) -> list[int]:
+        if section.into is not None:  # a passage lives in its target's user message
+            return [first_user[section.into]] if section.into in first_user else []
+        return [where[(section.name, message.id or "")]]
+
+    @staticmethod
+    def _message(value: Message | Mapping[str, Any], section: SectionPlan) -> Message:
+        message = value if isinstance(value, Message) else Message.model_validate(dict(value))
+        if section.pinned and not message.pinned:
+            message = pinned(message)
+        return message
+
+    def _result(self, states, current, tools, input_tokens, budget, base, total) -> AssemblyResult:
+        def measure(replaced):
+            """A count for the trace; a partial prompt no template accepts costs nothing here (its
+            tokens stay in the template entry, so the figures still add up)."""
+            try:
+                return total(replaced)
+            except ContextBudgetError:
+                return None
+
+        trace = [TraceEntry(section="template", id="chat-template", decision="required", tokens=0,
+                            reason="chat template, role markers and generation prefix")]
+        messages = self._render(states, current)
+        where: dict[tuple[str, str], int] = {}
+        first_user: dict[str, int] = {}
+        position = 0
+        for st in states:
+            if st.plan.into is not None:
+                continue
+            for m in current[st.plan.name]:
+                where[(st.plan.name, m.id or "")] = position
+                if m.role == "user":
+                    first_user.setdefault(st.plan.name, position)
+                position += 1
+        summaries = []
+        for st in states:
+            name = st.plan.name
+            outcome = st.outcome or CompactionOutcome(tuple(current[name]))
+            summarised = {rid: s for s in outcome.summaries for rid in s.replaces}
+            prefix: list[Message] = []
+            for m in outcome.entries:
+                before = measure({name: prefix})
+                prefix = prefix + [m]
+                after = measure({name: prefix})
+                cost = after - before if after is not None and before is not None else 0
+                summary = next((s for s in outcome.summaries if s.message.id == m.id), None)
+                entry = TraceEntry(section=name, id=m.id or "", decision="pinned" if m.pinned else "kept", tokens=cost,
+                                   reason=("pinned: never evicted" if m.pinned else
+                                           f"summary replacing {len(summary.replaces)} message(s)" if summary else
+                                           "fits its section's allowance"),
+                                   message_indices=self._indices(st.plan, m, where, first_user),
+                                   **({"score": m.score} if m.score is not None else {}),
+                                   **({"source": m.source} if m.source is not None else {}))
+                if summary is not None:
+                    entry = entry.model_copy(update={"replaces": list(summary.replaces)})
+                    summaries.append({"section": name, "id": summary.id, "span_hash": summary.span_hash,
+                                      "replaces": list(summary.replaces), "text": (m.content or "")[len(SUMMARY_PREFIX):]})
+                trace.append(entry)
+            kept_ids = {m.id for m in outcome.entries}
+            for m in st.entries:
+                if m.id in kept_ids:
+                    continue
+                alone_with, alone_without = measure({name: [m]}), measure({name: []})
+                alone = alone_with - alone_without if alone_with is not None and alone_without is not None else 0
+                if m.id in summarised:
+                    trace.append(TraceEntry(section=name, id=m.id or "", decision="summarised", tokens=alone,
+                                            reason=f"replaced by summary {summarised[m.id].id}",
+                                            summary_id=summarised[m.id].id))
+                else:
+                    trace.append(TraceEntry(section=name, id=m.id or "", decision="dropped", tokens=alone,
+                                            reason=f"evicted by {st.plan.compaction}"))
+        trace[0] = trace[0].model_copy(update={"tokens": input_tokens - sum(e.tokens for e in trace[1:])})
+        window = self.plan.budget_tokens or self.counter.declared_context_window or budget
+        result = AssemblyResult(
+            strategy="plan", messages=messages, tools=list(tools), input_tokens=input_tokens, input_budget=budget,
+            remaining_tokens=budget - input_tokens, context_limit=window, max_new_tokens=self.plan.reserve_output_tokens,
+            margin=0, fill_order=list(self.plan.fill_order), trace=trace, counter=self.counter.identity,
+            plan=self.plan.model_dump(mode="json"),
+            section_outcomes=[_outcome_record(st) for st in states])
+        if summaries:
+            result.summaries = summaries  # type: ignore[attr-defined]
+        return result
+
+
+def _outcome_record(st: _SectionState) -> dict[str, Any]:
+    outcome = st.outcome or CompactionOutcome(())
+    return {"section": st.plan.name, "declared": True, "empty": not st.entries, "entries": len(st.entries),
+            "kept": len([m for m in outcome.entries if not any(s.message.id == m.id for s in outcome.summaries)]),
+            "evicted": len(outcome.evicted), "summarised": sum(len(s.replaces) for s in outcome.summaries),
+            "allowance": st.allowance}
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed 003's request, expressed as a plan
+
+
+def plan_from_request(request) -> tuple[ContextPlan, dict[str, list[Message]], list[ToolDefinition]]:
+    """The plan, sections and tools that assemble ``request`` (a seed-003 ``Request``) with the same
+    decisions as ``assemble(request)``: required parts pinned, history by whole turns newest first,
+    passages by score into the question's message, the two filling in ``fill_order``."""
+    sections: dict[str, list[Message]] = {
+        "instructions": [Message(role="system", content=request.instructions, id="instructions")],
+        "history": [],
+        "current": [Message(role="user", content=request.current, id="question")],
+        "tool_exchanges": [],
+        "evidence": [Message(role="user", content=p.text, id=p.id, source=p.source, score=p.score)
+                     for p in request.evidence],
+    }
+    for turn_id, turn in zip(request.turn_ids(), request.history_turns()):
+        for k, m in enumerate(turn):
+            sections["history"].append(Message(role=m.role, content=m.content, tool_calls=m.tool_calls,
+                                               tool_call_id=m.tool_call_id, id=turn_id if k == 0 else f"{turn_id}/{k}"))
+    for x, exchange in enumerate(request.tool_exchanges):
+        results = {r.tool_call_id: r for r in exchange.results}
+        sections["tool_exchanges"].append(Message(role="assistant", content=exchange.content,
+                                                  tool_calls=exchange.calls, id=f"exchange-{x}"))
+        for call in exchange.calls:
+            sections["tool_exchanges"].append(Message(role="tool", content=results[call.id].content,
+                                                      tool_call_id=call.id, id=f"exchange-{x}/{call.id}"))
+    plan = ContextPlan(
+        sections=(SectionPlan("instructions", pinned=True), SectionPlan("history", compaction="newest-turns"),
+                  SectionPlan("current", pinned=True), SectionPlan("tool_exchanges", pinned=True),
+                  SectionPlan("evidence", compaction="by-score", into="current")),
+        budget_tokens=request.context_limit - request.margin, reserve_output_tokens=request.max_new_tokens,
+        fill_order=tuple(request.fill_order))
+    return plan, sections, list(request.tools)
+
+
+# ---------------------------------------------------------------------------------------------
+# A plan request file: what `context-assembler assemble` and the inspector open
+
+
+class RecordedSummary(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    span_hash: str = Field(min_length=64, max_length=64)
+    text: str
+
+
+class PlanRequest(BaseModel):
+    """``{"kind": "plan", "plan": {...}, "sections": {name: [message, ...]}, "tools": [...]}``.
+    ``summaries`` (optional) are recorded summaries a summarise-span section replays by span hash."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["plan"] = "plan"
+    id: str | None = None
+    plan: ContextPlan
+    sections: dict[str, list[Message]] = Field(default_factory=dict)
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    summaries: list[RecordedSummary] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _declared(self) -> "PlanRequest":
+        declared = [s.name for s in self.plan.sections]
+        unknown = [name for name in self.sections if name not in declared]
+        if unknown:
+            raise ValueError(f"messages under {unknown[0]!r}, which the plan does not declare")
+        return self
+
+
+def looks_like_plan_request(data: Any) -> bool:
+    return isinstance(data, dict) and (data.get("kind") == "plan" or ("plan" in data and "sections" in data))
+
+
+def parse_plan_request(data: Any, *, source: str | None = None) -> PlanRequest:
+    try:
+        return PlanRequest.model_validate(data)
+    except ValidationError as exc:
+        raise RequestError(problems_from(exc), source=source) from None
+
+
+def assemble_plan_request(request: PlanRequest, counter: TokenCounter, *, summariser: Summariser | None = None,
+                          store: SummaryStore | None = None, scope: str | None = None,
+                          cancel: threading.Event | None = None) -> AssemblyResult:
+    """Assemble a plan request. A summarise-span section uses ``summariser`` if given, else the
+    summaries recorded in the request (so a recorded run replays without a model), else it is refused."""
+    strategies: dict[str, CompactionStrategy] = {}
+    if any(s.compaction == "summarise-span" for s in request.plan.sections):
+        if summariser is None and request.summaries:
+            summariser = RecordedSummariser({s.span_hash: s.text for s in request.summaries})
+        if summariser is None:
+            raise ValueError("a section uses summarise-span: configure a summariser (an HTTP endpoint) or "
+                             "record summaries in the request")
+        strategies["summarise-span"] = SummariseSpan(summariser)
+    assembler = ContextAssembler(request.plan, counter, strategies=strategies, store=store, scope=scope)
+    result = assembler.assemble(request.sections, tools=request.tools, cancel=cancel)
+    result.request_id = request.id
+    recorded = list((result.model_extra or {}).get("summaries") or [])
+    known = {s["span_hash"] for s in recorded}
+    replay = [s.model_dump(mode="json") for s in request.summaries if s.span_hash not in known]
+    carried = request.model_copy(update={"summaries": [RecordedSummary.model_validate(s) for s in recorded + replay]})
+    result.plan_request = carried.model_dump(mode="json", exclude_none=True)  # type: ignore[attr-defined]
+    return result
