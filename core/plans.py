@@ -235,8 +235,8 @@ class Summariser(Protocol):
 class SummariseSpan:
     """Replaces the oldest unpinned span with a summary from a summariser the caller supplies.
 
-    The span grows from the oldest unpinned entry (stopping at a pin) until what remains, plus a
-    summary of at most ``max_summary_tokens``, fits. A failed, cancelled or empty summary never
+    The span is the oldest unpinned entries (pins among them stay, verbatim), grown until what
+    remains plus room for a summary (``max_summary_tokens``, at most a quarter of the allowance) fits. A failed, cancelled or empty summary never
     becomes half a record: it raises.
     """
 
@@ -254,11 +254,12 @@ class SummariseSpan:
             return CompactionOutcome(tuple(entries))
         # The span is the oldest unpinned entries (pins inside it stay verbatim, after the summary),
         # grown until what remains plus a summary of max_summary_tokens fits.
+        room = min(self.max_summary_tokens, max(32, budget_tokens // 4))  # kept free for the summary
         taken: list[int] = []
         for i in unpinned:
             taken.append(i)
             rest = [m for j, m in enumerate(entries) if j not in taken]
-            if count(rest) + self.max_summary_tokens <= budget_tokens:
+            if count(rest) + room <= budget_tokens:
                 break
         span = [entries[i] for i in taken]
         text = _call_summariser(self.summariser, span, self.cancel)
@@ -672,7 +673,8 @@ class ContextAssembler:
                 else:
                     trace.append(TraceEntry(section=name, id=m.id or "", decision="dropped", tokens=alone,
                                             reason=f"evicted by {st.plan.compaction}"))
-        trace[0] = trace[0].model_copy(update={"tokens": input_tokens - sum(e.tokens for e in trace[1:])})
+        sent = sum(e.tokens for e in trace[1:] if e.decision not in ("dropped", "summarised"))
+        trace[0] = trace[0].model_copy(update={"tokens": input_tokens - sent})
         window = self.plan.budget_tokens or self.counter.declared_context_window or budget
         result = AssemblyResult(
             strategy="plan", messages=messages, tools=list(tools), input_tokens=input_tokens, input_budget=budget,

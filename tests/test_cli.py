@@ -159,3 +159,23 @@ def test_timings_and_reference_recount_give_the_same_bytes(capsys):
     assert set(fast) == {"assembly_seconds", "full_counts", "item_counts"}
     assert float(fast["assembly_seconds"]) > 0
     assert int(ref["item_counts"]) == 0 and int(ref["full_counts"]) > int(fast["full_counts"])
+
+
+def test_plan_request_assembles_with_the_same_exit_codes(capsys, tmp_path):
+    source = FIXTURES / "trip_plan_summarise_span.plan.json"
+    code, out, _ = run_cli(capsys, "assemble", str(source))
+    assert code == 0
+    assert out == (FIXTURES / "trip_plan_summarise_span.result.json").read_text(encoding="utf-8")
+    data = json.loads(source.read_text(encoding="utf-8"))
+    for message in data["sections"]["recent"]:
+        message["pinned"] = True
+    code, out, err = run_cli(capsys, "assemble", write(tmp_path, "pinned.json", data))
+    assert code == 3 and json.loads(out)["error"] == "ContextBudgetError" and "pinned content alone" in err
+    del data["summaries"]
+    for message in data["sections"]["recent"]:
+        message["pinned"] = False
+    code, _, err = run_cli(capsys, "assemble", write(tmp_path, "nosum.json", data))
+    assert code == 2 and "configure a summariser" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = run_cli(capsys, "assemble", str(FIXTURES / "trip_plan_drop_oldest.plan.json"),
+                           "--context-limit", "300")
+    assert code == 0 and json.loads(out)["input_budget"] == 300 - 128
