@@ -1,0 +1,148 @@
+"""``context-inspector [FILE ...]``: the command line of the desktop app.
+
+``--demo`` opens the bundled demo request beside its naive baseline; ``--screenshot OUT.png``
+renders the window at a fixed size once loading is done, then exits (0, or 1 with the problems on
+stderr when a file could not be read).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from . import APP_NAME, DIST_NAME, app_version
+
+SCREENSHOT_SIZE = (1600, 1000)
+TABS = ("item", "request", "audit", "json")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="context-inspector",
+        description="See exactly what an LLM request carried: the budget, every item's decision, the rendered "
+                    "request and its audit.")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="request JSON (assembled on open), recorded result JSON, or JSONL of many")
+    parser.add_argument("--demo", action="store_true",
+                        help="open the bundled demo request with its naive baseline beside it")
+    parser.add_argument("--counter", metavar="SPEC",
+                        help="token counter for this run: mistral:<tokenizer> or hf:<directory> "
+                             "(default: the last one used, else the embedded one)")
+    parser.add_argument("--screenshot", metavar="OUT.png",
+                        help=f"load, select the first request, save the window at {SCREENSHOT_SIZE[0]}x"
+                             f"{SCREENSHOT_SIZE[1]} to OUT.png and exit")
+    parser.add_argument("--row", type=int, default=1, metavar="N",
+                        help="with --screenshot: select the N-th request of the list (default 1)")
+    parser.add_argument("--tab", choices=TABS, default="item",
+                        help="with --screenshot: the detail tab to show (default item)")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser
+
+
+def _make_app():
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        # fractional scale factors as the screen reports them (crisp on 125%/150% displays)
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        app = QApplication([sys.argv[0] if sys.argv else DIST_NAME])
+    app.setApplicationName(DIST_NAME)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setOrganizationName("ContextInspector")
+    app.setApplicationVersion(app_version())
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:  # argparse has printed the usage problem
+        return int(exc.code or 0)
+    if args.version:
+        print(f"{DIST_NAME} {app_version()}")
+        return 0
+    if args.screenshot and "QT_QPA_PLATFORM" not in os.environ:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+    app = _make_app()
+
+    from .mainwindow import MainWindow
+    from .settings import Settings
+
+    if args.screenshot:
+        return _screenshot(args, Settings())
+    # problems also go to stderr, for whoever started the app from a terminal
+    logging.basicConfig(level=logging.WARNING, format="context-inspector: %(levelname)s: %(message)s")
+    window = MainWindow(counter_spec=args.counter)
+    _report_unexpected_errors(window)
+    window.show()
+    if args.demo:
+        window.open_demo()
+    if args.files:
+        window.open_files(args.files)
+    return app.exec()
+
+
+def _report_unexpected_errors(window) -> None:
+    """A bug in a slot must not print a traceback at the person: one line in the window, details in the log."""
+    log = logging.getLogger("inspector")
+
+    def hook(kind, value, trace) -> None:
+        log.error("unexpected error", exc_info=(kind, value, trace))
+        window.report("error", f"Unexpected error: {kind.__name__}: {value} (details in the log)")
+
+    sys.excepthook = hook
+
+
+def _screenshot(args: argparse.Namespace, settings) -> int:
+    from PySide6.QtWidgets import QApplication
+
+    import core
+
+    from .mainwindow import MainWindow
+
+    if not args.files and not args.demo:
+        print("context-inspector: --screenshot needs a FILE or --demo", file=sys.stderr)
+        return 2
+    # reproducible pictures: the embedded counter unless one is named, and nothing remembered
+    window = MainWindow(settings=settings, persist=False, counter_spec=args.counter or core.DEFAULT_COUNTER)
+    window.resize(*SCREENSHOT_SIZE)
+    window.show()
+    if args.demo:
+        window.open_demo()
+    if args.files:
+        window.open_files(args.files)
+    ok = window.wait_until_idle()
+    problems = [text for level, text in window.messages if level == "error"]
+    if not ok:
+        problems.append("loading did not finish within the time limit")
+    if not problems and window.request_model.rowCount() == 0:
+        problems.append("no request or result was found")
+    if problems:
+        for text in problems:
+            print(f"context-inspector: {text}", file=sys.stderr)
+        window.shutdown()
+        window.close()
+        return 1
+    rows = window.request_proxy.rowCount()
+    if not 1 <= args.row <= rows:
+        print(f"context-inspector: --row {args.row}: the list has {rows} row{'s' if rows != 1 else ''}", file=sys.stderr)
+        window.close()
+        return 2
+    window.select_proxy_row(args.row - 1)
+    window.detail.setCurrentIndex(TABS.index(args.tab))
+    window.resize(*SCREENSHOT_SIZE)
+    QApplication.processEvents()
+    out = Path(args.screenshot)
+    saved = window.grab().save(str(out))
+    window.close()
+    QApplication.processEvents()
+    if not saved:
+        print(f"context-inspector: {out}: the screenshot could not be written", file=sys.stderr)
+        return 1
+    return 0

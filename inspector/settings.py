@@ -1,0 +1,68 @@
+"""What the app remembers between runs, in QSettings: geometry, splitters, recent files, last counter.
+
+The settings are always opened in INI format under the user scope, so tests can redirect them with
+``QSettings.setPath(IniFormat, UserScope, tmp)`` and never touch a person's real settings.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+ORGANISATION = "ContextInspector"
+APPLICATION = "context-inspector"
+MAX_RECENT = 10
+
+
+def open_settings() -> QSettings:
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANISATION, APPLICATION)
+
+
+class Settings:
+    """Typed access to the few values the app keeps."""
+
+    def __init__(self, store: QSettings | None = None) -> None:
+        self._store = store or open_settings()
+
+    # ---- recent files
+
+    def recent_files(self) -> list[str]:
+        value = self._store.value("files/recent", [], type=list)
+        return [str(v) for v in value if v]
+
+    def add_recent(self, path: str | Path) -> list[str]:
+        path = str(Path(path).resolve())
+        recent = [p for p in self.recent_files() if p != path]
+        recent.insert(0, path)
+        recent = recent[:MAX_RECENT]
+        self._store.setValue("files/recent", recent)
+        return recent
+
+    def remove_recent(self, path: str) -> list[str]:
+        recent = [p for p in self.recent_files() if p != path]
+        self._store.setValue("files/recent", recent)
+        return recent
+
+    def clear_recent(self) -> None:
+        self._store.setValue("files/recent", [])
+
+    # ---- counter
+
+    def last_counter(self) -> str | None:
+        value = self._store.value("counter/spec", "", type=str)
+        return value or None
+
+    def set_last_counter(self, spec: str | None) -> None:
+        self._store.setValue("counter/spec", spec or "")
+
+    # ---- window state
+
+    def geometry(self, key: str) -> QByteArray | None:
+        value = self._store.value(f"window/{key}")
+        return value if isinstance(value, QByteArray) and not value.isEmpty() else None
+
+    def set_geometry(self, key: str, value: QByteArray) -> None:
+        self._store.setValue(f"window/{key}", value)
+
+    def sync(self) -> None:
+        self._store.sync()

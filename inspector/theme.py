@@ -1,0 +1,235 @@
+"""Colours, glyphs and icons shared by every pane, so a section or a decision looks the same everywhere.
+
+Section colours are mid-tone (Paul Tol's "bright" scheme, colour-blind safe) so they read on both a
+light and a dark window; text colours always come from the palette, never hard-coded black/white.
+Decisions are never told by colour alone: each has a glyph and an icon drawn here as shapes (the
+icons do not depend on an emoji font being installed).
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap, QPolygonF
+from PySide6.QtWidgets import QApplication
+
+import core
+
+SECTION_COLOURS: dict[str, str] = {
+    "template": "#9A9A9A",
+    "instructions": "#4477AA",
+    "tools": "#AA3377",
+    "history": "#66CCEE",
+    "current": "#EE6677",
+    "tool_exchanges": "#CCBB44",
+    "evidence": "#228833",
+}
+# Sections a recorded file may name that this build does not know get one of these, picked by name
+# so the same unknown section keeps its colour across rows and runs.
+FALLBACK_COLOURS: tuple[str, ...] = ("#A0785A", "#7F6FBF", "#5F9E6E", "#D08C60", "#8C8C5A")
+
+SECTION_TITLES: dict[str, str] = {
+    "template": "Template overhead",
+    "instructions": "Instructions",
+    "tools": "Tools",
+    "history": "History",
+    "current": "Current question",
+    "tool_exchanges": "Tool exchanges",
+    "evidence": "Evidence",
+}
+
+# Budget figures that are not sections.
+RESERVE_COLOURS: dict[str, str] = {
+    "free": "#B8D8B8",
+    "margin": "#C8A2C8",
+    "reserve": "#7D8CA3",
+    "required": "#CC3311",
+}
+RESERVE_TITLES: dict[str, str] = {
+    "free": "Free (unused allowance)",
+    "margin": "Safety margin",
+    "reserve": "Output reserve (max_new_tokens)",
+    "required": "Required content (does not fit)",
+}
+
+
+@dataclass(frozen=True)
+class DecisionStyle:
+    glyph: str
+    colour: str
+    label: str
+
+
+DECISION_STYLES: dict[str, DecisionStyle] = {
+    "kept": DecisionStyle("✓", "#2E7D32", "kept"),
+    "dropped": DecisionStyle("✕", "#C62828", "dropped"),
+    "required": DecisionStyle("★", "#1565C0", "required"),
+    "pinned": DecisionStyle("⚑", "#6A1B9A", "pinned"),
+    "summarised": DecisionStyle("Σ", "#B26A00", "summarised"),
+}
+UNKNOWN_DECISION = DecisionStyle("?", "#757575", "unknown")
+
+SEVERITY_COLOURS: dict[str, str] = {"error": "#C62828", "warning": "#B26A00", "ok": "#2E7D32",
+                                    "rejected": "#C62828", "invalid": "#C62828"}
+
+
+def section_colour(section: str) -> QColor:
+    known = SECTION_COLOURS.get(section)
+    if known is not None:
+        return QColor(known)
+    return QColor(FALLBACK_COLOURS[zlib.crc32(section.encode("utf-8")) % len(FALLBACK_COLOURS)])
+
+
+def section_title(section: str) -> str:
+    return SECTION_TITLES.get(section, section.replace("_", " ").capitalize() or "(unnamed)")
+
+
+def section_sort_key(section: str) -> tuple[int, str]:
+    """Prompt order for known sections; unknown ones after them, by name."""
+    if section in core.SECTION_ORDER:
+        return (core.SECTION_ORDER.index(section), "")
+    return (len(core.SECTION_ORDER), section)
+
+
+def decision_style(decision: str) -> DecisionStyle:
+    return DECISION_STYLES.get(decision, UNKNOWN_DECISION)
+
+
+def decision_text(decision: str) -> str:
+    style = decision_style(decision)
+    return f"{style.glyph} {decision}"
+
+
+def palette() -> QPalette:
+    app = QApplication.instance()
+    return app.palette() if isinstance(app, QApplication) else QPalette()
+
+
+def is_dark(pal: QPalette | None = None) -> bool:
+    pal = pal or palette()
+    return pal.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def tint(colour: QColor, pal: QPalette | None = None, strength: float = 0.28) -> QColor:
+    """``colour`` blended into the palette's base colour: a background that keeps text readable."""
+    base = (pal or palette()).color(QPalette.ColorRole.Base)
+    if is_dark(pal):
+        strength = min(1.0, strength * 1.5)
+    return QColor(round(base.red() + (colour.red() - base.red()) * strength),
+                  round(base.green() + (colour.green() - base.green()) * strength),
+                  round(base.blue() + (colour.blue() - base.blue()) * strength))
+
+
+def with_alpha(colour: QColor, alpha: int) -> QColor:
+    out = QColor(colour)
+    out.setAlpha(alpha)
+    return out
+
+
+# ---- icons drawn as shapes, at twice the logical size so they stay sharp on high-DPI screens
+
+def _canvas(size: int) -> tuple[QPixmap, QPainter]:
+    ratio = 2.0
+    pixmap = QPixmap(round(size * ratio), round(size * ratio))
+    pixmap.setDevicePixelRatio(ratio)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    return pixmap, painter
+
+
+def _glyph_path(kind: str, s: float) -> QPainterPath:
+    """A white glyph on a badge of side ``s``: check, cross, star, pin, sigma, exclamation."""
+    path = QPainterPath()
+    if kind == "kept":
+        path.moveTo(s * 0.26, s * 0.52)
+        path.lineTo(s * 0.43, s * 0.69)
+        path.lineTo(s * 0.75, s * 0.33)
+    elif kind == "dropped":
+        path.moveTo(s * 0.32, s * 0.32)
+        path.lineTo(s * 0.68, s * 0.68)
+        path.moveTo(s * 0.68, s * 0.32)
+        path.lineTo(s * 0.32, s * 0.68)
+    elif kind == "summarised":
+        path.moveTo(s * 0.70, s * 0.28)
+        path.lineTo(s * 0.32, s * 0.28)
+        path.lineTo(s * 0.54, s * 0.50)
+        path.lineTo(s * 0.32, s * 0.72)
+        path.lineTo(s * 0.70, s * 0.72)
+    elif kind == "pinned":
+        path.addEllipse(QPointF(s * 0.5, s * 0.36), s * 0.13, s * 0.13)
+        path.moveTo(s * 0.5, s * 0.49)
+        path.lineTo(s * 0.5, s * 0.78)
+    elif kind in ("error", "warning"):
+        path.moveTo(s * 0.5, s * 0.27)
+        path.lineTo(s * 0.5, s * 0.58)
+        path.moveTo(s * 0.5, s * 0.71)
+        path.lineTo(s * 0.5, s * 0.73)
+    return path
+
+
+def _star(s: float) -> QPolygonF:
+    points = []
+    for k in range(10):
+        radius = s * (0.30 if k % 2 == 0 else 0.13)
+        angle = -math.pi / 2 + k * math.pi / 5
+        points.append(QPointF(s * 0.5 + radius * math.cos(angle), s * 0.53 + radius * math.sin(angle)))
+    return QPolygonF(points)
+
+
+@lru_cache(maxsize=64)
+def badge_icon(kind: str, colour: str, size: int = 16) -> QIcon:
+    """A coloured badge (circle, or triangle for warnings) with a white glyph."""
+    pixmap, painter = _canvas(size)
+    s = float(size)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(colour))
+    if kind == "warning":
+        painter.drawPolygon(QPolygonF([QPointF(s * 0.5, s * 0.06), QPointF(s * 0.96, s * 0.90),
+                                       QPointF(s * 0.04, s * 0.90)]))
+    else:
+        painter.drawEllipse(QRectF(s * 0.06, s * 0.06, s * 0.88, s * 0.88))
+    pen = QPen(QColor("white"), max(1.6, s * 0.13), Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap,
+               Qt.PenJoinStyle.RoundJoin)
+    if kind == "required":
+        painter.setBrush(QColor("white"))
+        painter.drawPolygon(_star(s))
+    else:
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(_glyph_path(kind, s))
+    painter.end()
+    return QIcon(pixmap)
+
+
+def decision_icon(decision: str) -> QIcon:
+    style = decision_style(decision)
+    return badge_icon(decision if decision in DECISION_STYLES else "unknown", style.colour)
+
+
+def severity_icon(severity: str) -> QIcon:
+    """error/warning badges; "ok" is a check; "rejected"/"invalid" read as errors."""
+    kind = {"ok": "kept", "warning": "warning"}.get(severity, "error")
+    return badge_icon(kind, SEVERITY_COLOURS.get(severity, SEVERITY_COLOURS["error"]))
+
+
+@lru_cache(maxsize=64)
+def swatch_icon(colour: str, size: int = 14) -> QIcon:
+    pixmap, painter = _canvas(size)
+    painter.setPen(QPen(QColor(colour).darker(130), 1))
+    painter.setBrush(QColor(colour))
+    painter.drawRoundedRect(QRectF(1, 1, size - 2, size - 2), 3, 3)
+    painter.end()
+    return QIcon(pixmap)
+
+
+def section_icon(section: str) -> QIcon:
+    return swatch_icon(section_colour(section).name())
+
+
+def hatch_brush(colour: QColor) -> QBrush:
+    """The hatch drawn over what did not fit."""
+    return QBrush(colour, Qt.BrushStyle.BDiagPattern)

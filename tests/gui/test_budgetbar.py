@@ -1,0 +1,146 @@
+"""The budget bar: segment widths are the core's section totals; clicking a segment selects its section."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor, QPalette
+
+import core
+from inspector import theme
+from inspector.budgetbar import BudgetBar
+from inspector.models import ITEM_ID_ROLE, SECTION_ROLE
+
+
+@pytest.mark.parametrize("name", ["demo.result.json", "demo.baseline.json", "rag_tight.result.json",
+                                  "tool_exchange.result.json"])
+def test_segment_widths_equal_section_totals(open_and_wait, fixtures_dir, name):
+    window = open_and_wait(fixtures_dir / name)
+    result = core.load_result(fixtures_dir / name)
+    bar = window.bar
+    sent = {s.key: s.width for s in bar.segments if s.kind == "section"}
+    assert sent == {k: v for k, v in result.sent_tokens_by_section().items() if v > 0}
+    dropped_entries = [e for e in result.trace if e.decision == "dropped"]
+    assert bar.dropped_by_section() == {k: v for k, v in result.section_tokens("dropped").items()
+                                        if any(e.section == k for e in dropped_entries)}
+    # one hatched segment per dropped item, its width the item's marginal tokens
+    assert sorted((s.key, s.items[0], s.width) for s in bar.segments if s.kind == "dropped") == \
+        sorted((e.section, e.id, e.tokens) for e in dropped_entries)
+    # sent segments are stacked from 0 in prompt order and end at input_tokens
+    main = [s for s in bar.segments if s.kind == "section"]
+    assert main[0].x0 == 0
+    assert all(a.x1 == b.x0 for a, b in zip(main, main[1:]))
+    assert main[-1].x1 == result.input_tokens
+    reserve = {s.kind: s for s in bar.segments if s.kind in ("free", "margin", "reserve")}
+    assert reserve["reserve"].width == result.max_new_tokens
+    assert reserve["reserve"].x1 == result.context_limit
+    if result.margin:
+        assert reserve["margin"].width == result.margin
+    if result.remaining_tokens > 0:
+        assert reserve["free"].width == result.remaining_tokens
+    # dropped items start at the allowance line: the part that did not fit
+    drops = [s for s in bar.segments if s.kind == "dropped"]
+    if drops:
+        assert drops[0].x0 == result.input_budget
+    assert bar._allowance.value() == result.input_budget
+    assert bar._limit.value() == result.context_limit
+    assert bar._allowance.label.toPlainText() == f"allowance {result.input_budget}"
+    assert bar._limit.label.toPlainText() == f"context limit {result.context_limit}"
+
+
+def test_clicking_a_segment_selects_the_section(open_and_wait, qtbot, fixtures_dir):
+    window = open_and_wait(fixtures_dir / "demo.result.json")
+    bar = window.bar
+    for section in ("evidence", "tools"):
+        segment = bar.section_segment(section)
+        point = bar.view_to_widget(segment.x0 + segment.width / 2, 0.5)
+        with qtbot.waitSignal(bar.segmentClicked, timeout=2000) as blocker:
+            qtbot.mouseClick(bar.plot.viewport(), Qt.MouseButton.LeftButton, pos=point)
+        assert blocker.args == [section, None]
+        assert window.selection == (section, None)
+        current = window.tree.currentIndex()
+        assert current.data(SECTION_ROLE) == section and current.data(ITEM_ID_ROLE) is None
+    # a dropped segment selects that item (and so its section)
+    dropped = bar.section_segment("history", lane="dropped")
+    point = bar.view_to_widget(dropped.x0 + dropped.width / 2, -0.5)
+    qtbot.mouseClick(bar.plot.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert window.selection == ("history", dropped.items[0])
+    current = window.tree.currentIndex()
+    assert (current.data(SECTION_ROLE), current.data(ITEM_ID_ROLE)) == ("history", dropped.items[0])
+
+
+def test_hover_names_section_tokens_and_share(open_and_wait, fixtures_dir):
+    window = open_and_wait(fixtures_dir / "demo.result.json")
+    result = core.load_result(fixtures_dir / "demo.result.json")
+    bar = window.bar
+    evidence = bar.section_segment("evidence")
+    text = bar.hover_text(evidence)
+    tokens = result.sent_tokens_by_section()["evidence"]
+    assert f"Evidence: {tokens} tokens sent" in text
+    assert f"{100 * tokens / result.context_limit:.1f}% of the {result.context_limit}-token context limit" in text
+    assert "rb-disk-full" in text
+    found = bar.segment_at(evidence.x0 + 1, 0.5)
+    assert found == evidence
+    dropped = bar.hover_text(bar.section_segment("evidence", lane="dropped"))
+    assert dropped.startswith("Evidence / rb-backups: 57 tokens dropped (did not fit)")
+    # the mouse moving over the segment shows the same text
+    centre = bar.view.mapViewToScene(QPointF(evidence.x0 + evidence.width / 2, 0.5))
+    bar.plot.scene().sigMouseMoved.emit(centre)
+    assert bar.last_hover_text == text
+
+
+def test_legend_lists_sections_reserve_and_dropped(open_and_wait, fixtures_dir):
+    window = open_and_wait(fixtures_dir / "demo.result.json")
+    entries = window.bar.legend.entries()
+    for section in ("template", "instructions", "tools", "history", "current", "tool_exchanges", "evidence"):
+        assert theme.section_title(section) in entries
+    assert theme.RESERVE_TITLES["reserve"] in entries
+    assert theme.RESERVE_TITLES["margin"] in entries
+    assert any(e.startswith("Dropped") for e in entries)
+
+
+def test_plot_items_are_reused_between_rows(open_and_wait, fixtures_dir):
+    window = open_and_wait(fixtures_dir / "demo.result.json", fixtures_dir / "rag_tight.result.json")
+    bar = window.bar
+    items = list(bar.plot.getPlotItem().items)
+    window.select_proxy_row(1)
+    window.select_proxy_row(0)
+    assert list(bar.plot.getPlotItem().items) == items
+
+
+def test_bar_follows_the_palette(qtbot):
+    bar = BudgetBar()
+    qtbot.addWidget(bar)
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.Window, QColor("#202124"))
+    dark.setColor(QPalette.ColorRole.Base, QColor("#18191a"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#e8eaed"))
+    dark.setColor(QPalette.ColorRole.WindowText, QColor("#e8eaed"))
+    bar.setPalette(dark)
+    assert bar.plot.backgroundBrush().color() == QColor("#18191a")
+    assert bar._limit.pen.color() == QColor("#e8eaed")
+
+
+def _contrast(a: QColor, b: QColor) -> float:
+    def lum(c: QColor) -> float:
+        def chan(v: float) -> float:
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        return 0.2126 * chan(c.redF()) + 0.7152 * chan(c.greenF()) + 0.0722 * chan(c.blueF())
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_section_tints_keep_text_readable_in_light_and_dark(scheme):
+    pal = QPalette()
+    if scheme == "dark":
+        pal.setColor(QPalette.ColorRole.Window, QColor("#202124"))
+        pal.setColor(QPalette.ColorRole.Base, QColor("#18191a"))
+        pal.setColor(QPalette.ColorRole.Text, QColor("#e8eaed"))
+    else:
+        pal.setColor(QPalette.ColorRole.Window, QColor("#efefef"))
+        pal.setColor(QPalette.ColorRole.Base, QColor("#ffffff"))
+        pal.setColor(QPalette.ColorRole.Text, QColor("#000000"))
+    text = pal.color(QPalette.ColorRole.Text)
+    for section in list(theme.SECTION_COLOURS) + ["some_unknown_section"]:
+        background = theme.tint(theme.section_colour(section), pal, 0.30)
+        assert _contrast(background, text) >= 4.5, (section, scheme)
