@@ -5,6 +5,9 @@ Public API (the inspector uses only these names)::
     from core import parse_request, make_counter, assemble, naive_truncate, audit
     result = assemble(parse_request(data), make_counter())   # embedded mistral-common counter
     findings = audit(result, counter)
+
+    imported = import_file("trace.jsonl")                 # provider bodies and trace exports (core.formats)
+    result = count_imported(imported.requests[0], make_counter())
 """
 from .assembly import AssemblyStats, assemble
 from .audit import RULES, Finding, audit, has_errors
@@ -24,6 +27,9 @@ from .loading import (JsonlIndex, LoadedEntry, RowSummary, entry_from, index_jso
 from .render import escape, unescape
 from .view import EscapedLiteral, Region, RenderedView, render_view
 from .result import DECISIONS, SECTION_ORDER, AssemblyResult, TraceEntry, parse_result
+from .formats import (CountRefused, FormatError, FormatInfo, ImportedFile, ImportedRequest, ImportWarning, Recorded,
+                      UnsupportedFormat, count_imported, detect, import_data, import_file, to_core_request)
+from .export import EXPORT_KINDS, export_text, html_report, openai_body, otlp_trace, result_json, span_attributes
 
 __all__ = [
     "assemble", "AssemblyStats", "naive_truncate", "audit", "has_errors", "Finding", "RULES",
@@ -39,4 +45,18 @@ __all__ = [
     "PlanRequest", "parse_plan", "parse_plan_request", "assemble_plan_request", "plan_from_request",
     "LoadedEntry", "JsonlIndex", "RowSummary", "index_jsonl", "load_entries", "load_request", "load_result", "read_json", "iter_json_records", "entry_from",
     "escape", "unescape", "render_view", "RenderedView", "Region", "EscapedLiteral",
+    "detect", "import_file", "import_data", "count_imported", "to_core_request", "FormatInfo", "ImportedFile",
+    "ImportedRequest", "ImportWarning", "Recorded", "FormatError", "UnsupportedFormat", "CountRefused",
+    "openai_body", "otlp_trace", "span_attributes", "result_json", "html_report", "export_text", "EXPORT_KINDS",
+]
+
+# The RAG window adapter (seed 004): verified source windows as cited passages.
+from .rag import (RAG_KIND, LoadedRag, WindowError, assemble_rag, assemble_rag_file, assemble_windows,  # noqa: E402
+                  build_index, expand, finish_rag_result, is_rag_request, load_rag_request, make_request,
+                  rag_request_from, validate_index, validate_windows)
+
+__all__ += [
+    "RAG_KIND", "LoadedRag", "WindowError", "assemble_rag", "assemble_rag_file", "assemble_windows", "build_index",
+    "expand", "finish_rag_result", "is_rag_request", "load_rag_request", "make_request", "rag_request_from",
+    "validate_index", "validate_windows",
 ]

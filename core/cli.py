@@ -1,4 +1,4 @@
-"""``context-assembler``: assemble a request, audit a result, run the baseline.
+"""``context-assembler``: assemble a request, audit a result, run the baseline, count an imported file.
 
 Exit codes: 0 success; 1 audit found an error; 2 bad input (one line on stderr naming the file,
 the field and the problem); 3 the required context does not fit (a JSON record on stdout).
@@ -21,6 +21,7 @@ from .contracts import Request, parse_request
 from .counting import DEFAULT_COUNTER, make_counter
 from .errors import ContextBudgetError, ContextInspectorError, RequestError, RequiredContextTooLarge
 from .loading import load_entries, load_request, load_result
+from .result import AssemblyResult
 
 EXIT_OK, EXIT_AUDIT, EXIT_BAD_INPUT, EXIT_REQUIRED_TOO_LARGE = 0, 1, 2, 3
 PROG = "context-assembler"
@@ -69,6 +70,24 @@ def _parser() -> argparse.ArgumentParser:
                          help="check control tokens and recount with this counter "
                               "(default: the result's own counter, when it can be built here)")
     p_audit.add_argument("--json", action="store_true", help="print findings as JSON lines")
+    p_count = sub.add_parser("count", help="count each request of a provider body or trace export (format "
+                                           "detected by content): per-message tokens, total, findings, drift")
+    p_count.add_argument("file", metavar="FILE")
+    p_count.add_argument("--counter", default=None, metavar="SPEC",
+                         help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
+    p_count.add_argument("--context-limit", type=int, metavar="N",
+                         help="the model's context window (default: each request's own size, rounded up)")
+    p_count.add_argument("--json", action="store_true", help="print one JSON document")
+    p_replay = sub.add_parser("replay", help="assemble a recorded result (or request) again under edited limits "
+                                             "and print what changes; a JSONL gives aggregate what-if figures")
+    p_replay.add_argument("file", metavar="FILE")
+    p_replay.add_argument("--counter", default=None, metavar="SPEC",
+                          help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
+    p_replay.add_argument("--context-limit", type=int, metavar="N")
+    p_replay.add_argument("--max-new-tokens", type=int, metavar="N")
+    p_replay.add_argument("--margin", type=int, metavar="N")
+    p_replay.add_argument("--fill-order", metavar="A,B")
+    p_replay.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -216,6 +235,59 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_AUDIT if has_errors(findings) else EXIT_OK
 
 
+def _cmd_count(args: argparse.Namespace) -> int:
+    from .formats import import_file
+    from .formats.report import count_file, report_json, report_text
+
+    if args.context_limit is not None and args.context_limit <= 0:
+        raise RequestError([("--context-limit", f"must be a positive number of tokens, not {args.context_limit}")],
+                           source="command line")
+    imported = import_file(args.file)
+    report = count_file(imported, make_counter(args.counter), context_limit=args.context_limit)
+    sys.stdout.write(report_json(report) if args.json else report_text(report))
+    return EXIT_OK
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from .loading import load_entries
+    from .replay import Edits, diff, replay, what_if
+
+    edits = Edits(context_limit=args.context_limit, max_new_tokens=args.max_new_tokens, margin=args.margin,
+                  fill_order=tuple(p.strip() for p in args.fill_order.split(",") if p.strip())
+                  if args.fill_order else None)
+    counter = make_counter(args.counter)
+    entries = load_entries(args.file)
+    recordings = [e.result or e.request or e.extra.get("plan_request") for e in entries if e.kind != "rejected"]
+    if len(recordings) == 1:
+        recorded = recordings[0]
+        before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
+        try:
+            after = replay(recorded, edits=edits, counter=counter)
+        except RequiredContextTooLarge as exc:
+            sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
+            print(f"{PROG}: {args.file}: under these edits, {exc}", file=sys.stderr)
+            return EXIT_REQUIRED_TOO_LARGE
+        changes = diff(before, after)
+        sys.stdout.write(json.dumps(changes.to_json(), indent=2) + "\n" if args.json else changes.to_text() + "\n")
+        return EXIT_OK
+    bar = _progress_bar() if sys.stderr.isatty() and not args.json else None
+    summary = what_if(recordings, edits, counter=counter, progress=bar)
+    if bar is not None:
+        sys.stderr.write("\n")
+    sys.stdout.write(json.dumps(summary.to_json(), indent=2) + "\n" if args.json else summary.to_text() + "\n")
+    return EXIT_OK
+
+
+def _progress_bar():
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -223,6 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_assemble(args, baseline=False)
         if args.command == "baseline":
             return _cmd_assemble(args, baseline=True)
+        if args.command == "count":
+            return _cmd_count(args)
+        if args.command == "replay":
+            return _cmd_replay(args)
         return _cmd_audit(args)
     except ContextBudgetError as exc:  # a plan that cannot fit without breaking a rule: like exit 3
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
