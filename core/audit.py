@@ -30,7 +30,12 @@ RULES: dict[str, str] = {
     "over-budget": "the request fits its input allowance",
     "count-mismatch": "the recorded count equals a recount with the same counter",
     "duplicate-id": "tool call ids and evidence ids are unique",
+    "invalid-tool-arguments": "tool-call arguments are a JSON object",
+    "unknown-tool": "a tool that is called was offered to the model (checked when the request offers tools)",
+    "truncated-answer": "the recorded answer was not cut off by the output limit (finish_reason length)",
 }
+# finish_reason values meaning the output limit cut the answer (OpenAI/OTel, Anthropic, Responses API, Gemini).
+LENGTH_FINISH_REASONS = {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS"}
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[F
     findings += _tool_pairs(result)
     findings += _boundaries(result)
     findings += _duplicates(result)
+    findings += _tool_calls(result)
+    findings += _finish(result)
     if counter is not None:
         findings += _control_tokens(result, counter)
         findings += _recount(result, counter)
@@ -102,11 +109,11 @@ def _placement(result: AssemblyResult) -> Iterator[Finding]:
                 span = (start, start + len(instructions))
             yield Finding("instructions-placement", "error", text, where, *span,
                           section="instructions", item_id="instructions")
-        for i in systems[1:]:
-            yield Finding("instructions-placement", "error", "a second system message", i,
-                          section="instructions", item_id="instructions")
     elif not systems:
         yield Finding("instructions-placement", "warning", "the request has no system message")
+    for i in systems[1:]:  # with or without the request it came from (an imported body has none)
+        yield Finding("instructions-placement", "error", "a second system message", i,
+                      section="instructions", item_id="instructions")
     for i in systems:
         text = _content(result, i)
         match = OPENER.search(text)
@@ -225,6 +232,28 @@ def _duplicates(result: AssemblyResult) -> Iterator[Finding]:
             seen_blocks.add(block_id)
 
 
+def _tool_calls(result: AssemblyResult) -> Iterator[Finding]:
+    offered = {t.name for t in result.tools}
+    for i, m in enumerate(result.messages):
+        for call in m.tool_calls:
+            if call.raw_arguments is not None:
+                yield Finding("invalid-tool-arguments", "error",
+                              f"tool call {call.id!r} ({call.name}) has arguments that are not a JSON object: "
+                              f"{call.raw_arguments[:60]!r}", i, item_id=call.id)
+            if offered and call.name not in offered:
+                yield Finding("unknown-tool", "warning",
+                              f"tool call {call.id!r} calls {call.name!r}, which the request does not offer "
+                              f"(offered: {', '.join(sorted(offered))})", i, item_id=call.id)
+
+
+def _finish(result: AssemblyResult) -> Iterator[Finding]:
+    reason = (result.model_extra or {}).get("finish_reason")
+    if reason in LENGTH_FINISH_REASONS:
+        yield Finding("truncated-answer", "warning",
+                      f"the recorded answer was cut off at the output limit (finish_reason {reason!r}, "
+                      f"max_new_tokens {result.max_new_tokens})")
+
+
 def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
     for i, m in enumerate(result.messages):
         text = m.content or ""
@@ -245,6 +274,8 @@ def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[F
 def _recount(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
     if result.counter is None or result.counter.name != counter.name or not result.messages:
         return
+    if (result.model_extra or {}).get("count_basis") == "adapted":
+        return  # an imported request counted with adaptations: the recorded messages are not what was counted
     try:
         recount = counter.count(result.messages, result.tools)
     except CounterError as exc:

@@ -132,7 +132,8 @@ def _with_stream(recorded: Recorded, events: list[dict[str, Any]], ctx: Context)
     parts = Parts()
     for index, block in sorted(blocks.items()):
         if block.get("type") == "tool_use":
-            parts.calls.append(tool_call(block.get("id"), block.get("name"), block["partial_json"] or block.get("input"),
+            arguments = block["partial_json"] or block.get("input")
+            parts.calls.append(tool_call(block.get("id"), block.get("name"), arguments,
                                          f"stream content block {index}", ctx))
         elif block.get("text"):
             parts.texts.append(block["text"])

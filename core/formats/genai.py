@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..contracts import ChatMessage, ToolDefinition
 from .model import ImportedRequest, Recorded
@@ -61,6 +61,11 @@ def is_model_call(span: SpanView) -> bool:
     operation = a.get("gen_ai.operation.name")
     kind = span.kind_hint or a.get("openinference.span.kind")
     return operation in MODEL_OPERATIONS or (isinstance(kind, str) and kind.upper() == "LLM")
+
+
+def inside(place: str, key: str) -> str:
+    """A place inside a span: ``spans[1] / gen_ai.input.messages[2]`` (just the key for a bare attributes file)."""
+    return f"{place} / {key}" if place else key
 
 
 def first(attrs: dict[str, Any], *keys: str) -> Any:
@@ -116,17 +121,16 @@ def request_from_span(span: SpanView, label: str, file_format: str) -> ImportedR
                              "may be missing")
     details = next((e for e in span.events if e.name == DETAILS_EVENT), None)
     sources = _sources(span, details)
-    flavour, drafts, tools = "none", [], []
+    flavour, drafts = "none", []
     if sources:
         flavour, reader = sources[0]
-        drafts, tools = reader(ctx)
+        drafts = reader(ctx)
         if len(sources) > 1:
             ctx.warn(span.place, f"input messages read from {flavour}; also present and not read: "
                                  + ", ".join(name for name, _ in sources[1:]))
     else:
         ctx.warn(span.place, "a model call without input messages (content capture off?); only its figures are kept")
-    if not tools:
-        tools = _tools(a, details, span.place, ctx)
+    tools = attribute_tools(a, span.place, ctx, details)
     recorded = _recorded(span, details, label, f"{file_format}/{flavour}" if flavour != "none" else file_format)
     output = _output(a, details, span, ctx)
     if recorded.finish_reason is None and output[1]:
@@ -134,29 +138,28 @@ def request_from_span(span: SpanView, label: str, file_format: str) -> ImportedR
     return finish(label, drafts, tools, recorded, ctx, output=output[0])
 
 
-def _sources(span: SpanView, details: Event | None):
+def _sources(span: SpanView, details: Event | None) -> list[tuple[str, Callable[[Context], list[Draft]]]]:
+    """Every convention present on the span that carries input messages, in reading order."""
     a = span.attributes
     place = span.place
-    found = []
+    found: list[tuple[str, Callable[[Context], list[Draft]]]] = []
     if "gen_ai.input.messages" in a or "gen_ai.system_instructions" in a:
-        found.append(("gen_ai", lambda ctx: (_semconv(a, place, ctx), [])))
+        found.append(("gen_ai", lambda ctx: _semconv(a, place, ctx)))
     if details is not None and ("gen_ai.input.messages" in details.attributes
                                 or "gen_ai.system_instructions" in details.attributes):
-        found.append(("gen_ai-event", lambda ctx: (_semconv(details.attributes, details.place, ctx), [])))
+        found.append(("gen_ai-event", lambda ctx: _semconv(details.attributes, details.place, ctx)))
     if any(e.name in MESSAGE_EVENTS for e in span.events):
-        found.append(("gen_ai-message-events", lambda ctx: (_message_events(span.events, ctx), [])))
-    for prefix in ("gen_ai.prompt", "llm.prompts"):
-        if any(k.startswith(prefix + ".") for k in a):
-            found.append(("openllmetry", lambda ctx, p=prefix: (_openllmetry(a, p, place, ctx), [])))
-            break
+        found.append(("gen_ai-message-events", lambda ctx: _message_events(span.events, ctx)))
+    prefix = next((p for p in ("gen_ai.prompt", "llm.prompts") if any(k.startswith(p + ".") for k in a)), None)
+    if prefix is not None:
+        found.append(("openllmetry", lambda ctx: _openllmetry(a, prefix, place, ctx)))
     if any(k.startswith("llm.input_messages") for k in a):
-        found.append(("openinference", lambda ctx: (_openinference(a, place, ctx), [])))
+        found.append(("openinference", lambda ctx: _openinference(a, place, ctx)))
     if "ai.prompt.messages" in a:
-        found.append(("vercel-ai", lambda ctx: (_chat_list(a["ai.prompt.messages"], f"{place} / ai.prompt.messages",
-                                                           ctx), [])))
-    if isinstance(a.get("gen_ai.prompt"), str) and "gen_ai.prompt.0.role" not in a:
-        found.append(("gen_ai.prompt", lambda ctx: (_chat_list(a["gen_ai.prompt"], f"{place} / gen_ai.prompt", ctx),
-                                                    [])))
+        found.append(("vercel-ai", lambda ctx: _chat_list(a["ai.prompt.messages"], inside(place, "ai.prompt.messages"),
+                                                          ctx)))
+    if isinstance(a.get("gen_ai.prompt"), str):  # deprecated: the whole prompt as JSON text
+        found.append(("gen_ai.prompt", lambda ctx: _chat_list(a["gen_ai.prompt"], inside(place, "gen_ai.prompt"), ctx)))
     return found
 
 
@@ -170,10 +173,10 @@ def _decoded(value: Any, place: str) -> Any:
 def _semconv(attrs: dict[str, Any], place: str, ctx: Context) -> list[Draft]:
     drafts: list[Draft] = []
     if "gen_ai.system_instructions" in attrs:
-        where = f"{place} / gen_ai.system_instructions"
+        where = inside(place, "gen_ai.system_instructions")
         parts = read_parts(_decoded(attrs["gen_ai.system_instructions"], where), where, ctx)
         drafts.append(Draft("system", parts.text() or "", where))
-    where = f"{place} / gen_ai.input.messages"
+    where = inside(place, "gen_ai.input.messages")
     messages = _decoded(attrs.get("gen_ai.input.messages", []), where)
     if not isinstance(messages, list):
         raise Malformed(where, f"expected a list of messages, found {type(messages).__name__}")
@@ -215,7 +218,10 @@ def chat_message(message: dict[str, Any], at: str, ctx: Context) -> list[Draft]:
         return drafts_from("assistant" if message["type"] == "function_call" else "tool", parts, at, ctx)
     role = role_of(message.get("role"), f"{at}.role")
     parts = read_parts(message.get("content"), f"{at}.content", ctx)
-    for j, call in enumerate(message.get("tool_calls") or []):
+    calls = parse_json_text(message.get("tool_calls")) or []  # events record them as JSON text
+    if not isinstance(calls, list):
+        raise Malformed(f"{at}.tool_calls", f"expected a list of tool calls, found {type(calls).__name__}")
+    for j, call in enumerate(calls):
         if isinstance(call, dict):
             fn = call.get("function") if isinstance(call.get("function"), dict) else call
             parts.calls.append(tool_call(call.get("id"), fn.get("name"), fn.get("arguments"),
@@ -256,8 +262,8 @@ def _indexed(items: Any, place: str, ctx: Context) -> list[tuple[int, Any]]:
 
 def _openllmetry(attrs: dict[str, Any], prefix: str, place: str, ctx: Context) -> list[Draft]:
     drafts: list[Draft] = []
-    for i, item in _indexed(unflatten(attrs, prefix), f"{place} / {prefix}", ctx):
-        at = f"{place} / {prefix}.{i}"
+    for i, item in _indexed(unflatten(attrs, prefix), inside(place, prefix), ctx):
+        at = inside(place, f"{prefix}.{i}")
         if not isinstance(item, dict):
             raise Malformed(at, "expected role and content keys")
         content = item.get("content")
@@ -273,8 +279,8 @@ def _openllmetry(attrs: dict[str, Any], prefix: str, place: str, ctx: Context) -
 
 def _openinference(attrs: dict[str, Any], place: str, ctx: Context) -> list[Draft]:
     drafts: list[Draft] = []
-    for i, item in _indexed(unflatten(attrs, "llm.input_messages"), f"{place} / llm.input_messages", ctx):
-        at = f"{place} / llm.input_messages.{i}"
+    for i, item in _indexed(unflatten(attrs, "llm.input_messages"), inside(place, "llm.input_messages"), ctx):
+        at = inside(place, f"llm.input_messages.{i}")
         drafts += _oi_message(item, at, ctx)
     return drafts
 
@@ -309,25 +315,26 @@ def _oi_message(item: Any, at: str, ctx: Context) -> list[Draft]:
 # ------------------------------------------------------------------------------------------
 
 
-def _tools(a: dict[str, Any], details: Event | None, place: str, ctx: Context) -> list[ToolDefinition]:
+def attribute_tools(a: dict[str, Any], place: str, ctx: Context, details: Event | None = None) -> list[ToolDefinition]:
+    """Tool definitions from whichever attribute convention carries them."""
     for attrs, where in ((a, place), (details.attributes if details else {}, details.place if details else place)):
         if "gen_ai.tool.definitions" in attrs:
-            return tool_definitions(attrs["gen_ai.tool.definitions"], f"{where} / gen_ai.tool.definitions", ctx)
+            return tool_definitions(attrs["gen_ai.tool.definitions"], inside(where, "gen_ai.tool.definitions"), ctx)
     for prefix, key in (("llm.tools", "tool"), ("llm.request.functions", None)):
         items = unflatten(a, prefix)
         if items is None:
             continue
         tools = []
-        for i, item in _indexed(items, f"{place} / {prefix}", ctx):
+        for i, item in _indexed(items, inside(place, prefix), ctx):
             value = item.get(key) if key and isinstance(item, dict) else item
             if key and isinstance(value, dict):
                 value = value.get("json_schema", value)
-            tool = tool_definition(value, f"{place} / {prefix}.{i}", ctx)
+            tool = tool_definition(value, inside(place, f"{prefix}.{i}"), ctx)
             if tool is not None:
                 tools.append(tool)
         return tools
     if "ai.prompt.tools" in a:
-        return tool_definitions(a["ai.prompt.tools"], f"{place} / ai.prompt.tools", ctx)
+        return tool_definitions(a["ai.prompt.tools"], inside(place, "ai.prompt.tools"), ctx)
     return []
 
 
@@ -350,17 +357,19 @@ def _recorded(span: SpanView, details: Event | None, label: str, fmt: str) -> Re
         output_tokens=as_int(first(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
                                    "llm.token_count.completion", "llm.usage.completion_tokens",
                                    "ai.usage.outputTokens", "ai.usage.completionTokens")),
-        finish_reason=finish_reasons if isinstance(finish_reasons, str) else first(a, "gen_ai.completion.0.finish_reason"),
+        finish_reason=(finish_reasons if isinstance(finish_reasons, str)
+                       else first(a, "gen_ai.completion.0.finish_reason")),
         trace_id=span.trace_id, span_id=span.span_id, name=span.name or label, source_place=span.place,
         max_output_tokens=as_int(first(a, "gen_ai.request.max_tokens", "llm.request.max_tokens")
                                  or invocation.get("max_completion_tokens") or invocation.get("max_tokens")))
 
 
-def _output(a: dict[str, Any], details: Event | None, span: SpanView, ctx: Context) -> tuple[list[ChatMessage], str | None]:
+def _output(a: dict[str, Any], details: Event | None, span: SpanView,
+            ctx: Context) -> tuple[list[ChatMessage], str | None]:
     """The recorded answer (for the person reading the trace; it is not part of the request)."""
     for attrs, where in ((a, span.place), (details.attributes if details else {}, details.place if details else "")):
         if "gen_ai.output.messages" in attrs:
-            at = f"{where} / gen_ai.output.messages"
+            at = inside(where, "gen_ai.output.messages")
             messages = parse_json_text(attrs["gen_ai.output.messages"])
             if not isinstance(messages, list):
                 ctx.warn(at, "not a list of messages; the recorded answer is not read")
@@ -379,11 +388,11 @@ def _output(a: dict[str, Any], details: Event | None, span: SpanView, ctx: Conte
             calls = [{"id": c.get("id"), "function": {"name": c.get("name"), "arguments": c.get("arguments")}}
                      for c in (item.get("tool_calls") or []) if isinstance(c, dict)]
             drafts = chat_message({"role": "assistant", "content": item.get("content"), "tool_calls": calls},
-                                  f"{span.place} / {prefix}.0", ctx)
+                                  inside(span.place, f"{prefix}.0"), ctx)
             return output_messages(drafts), item.get("finish_reason")
     items = unflatten(a, "llm.output_messages")
     if isinstance(items, list) and items and isinstance(items[0], dict):
-        return output_messages(_oi_message(items[0], f"{span.place} / llm.output_messages.0", ctx)), None
+        return output_messages(_oi_message(items[0], inside(span.place, "llm.output_messages.0"), ctx)), None
     choices = [e for e in span.events if e.name == "gen_ai.choice"]
     if choices:
         body = choices[0].body if isinstance(choices[0].body, dict) else parse_json_text(

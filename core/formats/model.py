@@ -14,6 +14,7 @@ FORMATS: dict[str, str] = {
     "otlp-json": "OTLP JSON trace export",
     "otlp-jsonl": "OTLP JSON Lines trace export (one TracesData per line)",
     "genai-attributes": "one span's attributes as a flat JSON object",
+    "genai-messages": "an OTel GenAI message list (a gen_ai.input.messages value saved as a file)",
     "vcr-cassette": "VCR cassette of recorded HTTP interactions",
     "langfuse-trace": "Langfuse trace export (trace with observations)",
     "phoenix-spans": "Phoenix span list",

@@ -56,6 +56,25 @@ class Parts:
         return "\n".join(self.texts) if self.texts else None
 
 
+@dataclass
+class Outcome:
+    """What an importer found: requests, warnings, and the model calls it had to skip as unreadable
+    (kept apart so a file where every call is unreadable can be refused with the first problem)."""
+
+    requests: list[ImportedRequest] = field(default_factory=list)
+    warnings: list[ImportWarning] = field(default_factory=list)
+    failures: list[Malformed] = field(default_factory=list)
+
+    def add(self, other: "Outcome") -> None:
+        self.requests += other.requests
+        self.warnings += other.warnings
+        self.failures += other.failures
+
+    def fail(self, exc: Malformed, what: str) -> None:
+        self.failures.append(exc)
+        self.warnings.append(ImportWarning(exc.place, f"{exc.problem}; this {what} was skipped"))
+
+
 class Context:
     """Per-request state: warnings in order, placeholder tally, generated ids."""
 
@@ -437,3 +456,7 @@ def output_messages(drafts: list[Draft]) -> list[ChatMessage]:
 def updated(recorded: Recorded, **changes: Any) -> Recorded:
     """``recorded`` with the figures that were found (``None`` leaves a field as it was)."""
     return replace(recorded, **{k: v for k, v in changes.items() if v is not None})
+
+
+def shown_names(names: list[str], limit: int = 5) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")

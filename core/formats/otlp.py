@@ -10,8 +10,8 @@ import re
 from typing import Any, Iterator
 
 from .genai import Event, SpanView, is_model_call, request_from_span
-from .model import ImportedRequest, ImportWarning
-from .normalise import Malformed, as_int
+from .model import ImportWarning
+from .normalise import Malformed, Outcome, as_int, shown_names
 
 
 def is_otlp(data: Any) -> bool:
@@ -160,12 +160,10 @@ def _log_spans(data: dict[str, Any], place: str) -> Iterator[SpanView]:
         yield view
 
 
-def import_records(records: list[tuple[int | None, Any]], file_format: str) -> tuple[list[ImportedRequest],
-                                                                                    list[ImportWarning]]:
+def import_records(records: list[tuple[int | None, Any]], file_format: str) -> Outcome:
     """Requests of every record (one TracesData/LogsData each). A span whose messages cannot be read
     is skipped with a warning naming it; a broken envelope raises ``Malformed``."""
-    requests: list[ImportedRequest] = []
-    warnings: list[ImportWarning] = []
+    out = Outcome()
     skipped: list[str] = []
     for line, data in records:
         prefix = f"line {line}: " if line is not None else ""
@@ -178,10 +176,10 @@ def import_records(records: list[tuple[int | None, Any]], file_format: str) -> t
                 continue
             label = f"{view.name or 'model call'} (span {view.span_id or '?'})"
             try:
-                requests.append(request_from_span(view, label, file_format))
+                out.requests.append(request_from_span(view, label, file_format))
             except Malformed as exc:
-                warnings.append(ImportWarning(exc.place, f"{exc.problem}; this span was skipped"))
+                out.fail(exc, "span")
     if skipped:
-        shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
-        warnings.append(ImportWarning("", f"{len(skipped)} span(s) are not model calls and were skipped: {shown}"))
-    return requests, warnings
+        out.warnings.append(ImportWarning("", f"{len(skipped)} span(s) are not model calls and were skipped: "
+                                              f"{shown_names(skipped)}"))
+    return out

@@ -1,0 +1,146 @@
+"""Reading a file into decoded records: one JSON value, JSON Lines, or YAML.
+
+YAML is read with ``yaml.SafeLoader`` semantics plus ``!!binary`` (already safe: it gives bytes).
+Any other tag (``!!python/object/apply:...``, ``!custom``) is read as the plain mapping, list or
+string it is written as, and named in a note: nothing is ever constructed or executed from a tag.
+A file that cannot be decoded raises ``FormatError`` naming the format it looks like and the place.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..loading import read_text
+from .model import FormatError, ImportWarning
+
+# Key names that give a format away even in a file cut off half-way.
+_PREFIX_HINTS: tuple[tuple[str, str], ...] = (
+    (r'"resource(Spans|Logs)"|"resource_(spans|logs)"', "otlp-json"),
+    (r'^\s*(interactions|http_interactions)\s*:|"(http_)?interactions"', "vcr-cassette"),
+    (r'"observations"', "langfuse-trace"),
+    (r'"evalId"', "promptfoo-export"),
+    (r'"span_kind"|"context"\s*:\s*\{\s*"trace_id"', "phoenix-spans"),
+    (r'"input_schema"|"tool_use"|"tool_result"|"system"\s*:\s*\[', "anthropic-messages"),
+    (r'"messages"', "openai-chat"),
+    (r'"gen_ai\.|"llm\.input_messages', "genai-attributes"),
+)
+
+
+def guess_format(text: str) -> str:
+    """The format a (possibly broken) text most likely is, from the first key names it mentions."""
+    head = text[:20000]
+    for pattern, name in _PREFIX_HINTS:
+        if re.search(pattern, head, re.MULTILINE):
+            return name
+    return "json"
+
+
+@dataclass
+class Parsed:
+    """Decoded records: ``(line, value)``; ``line`` is set for JSON Lines only."""
+
+    path: str
+    kind: str  # "json" | "jsonl" | "yaml"
+    records: list[tuple[int | None, Any]]
+    notes: list[ImportWarning] = field(default_factory=list)
+    one_line: bool = False  # a single JSON object on one line: also a one-line JSON Lines file
+
+    @property
+    def single(self) -> Any:
+        return self.records[0][1] if self.kind != "jsonl" and self.records else None
+
+
+class _CassetteLoader(yaml.SafeLoader):
+    """SafeLoader that reads unknown tags as plain values instead of refusing the file."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.unknown_tags: list[tuple[str, int]] = []
+
+
+def _plain(loader: _CassetteLoader, node: yaml.Node) -> Any:
+    loader.unknown_tags.append((node.tag, node.start_mark.line + 1))
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+_CassetteLoader.add_constructor(None, _plain)
+
+
+def load_yaml(text: str, path: str) -> tuple[Any, list[ImportWarning]]:
+    loader = _CassetteLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise FormatError(path, guess_format(text) if guess_format(text) != "json" else "yaml", "",
+                          f"malformed YAML: {exc.problem or exc.context}",
+                          line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise FormatError(path, "yaml", "", f"malformed YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    notes = [ImportWarning(f"line {line}", f"YAML tag {tag} is not a plain type; read as plain data, not constructed")
+             for tag, line in loader.unknown_tags]
+    return data, notes
+
+
+def _json_error(path: str, text: str, exc: json.JSONDecodeError, line_offset: int = 0) -> FormatError:
+    truncated = exc.pos >= len(text.rstrip()) - 1
+    problem = f"malformed JSON: {exc.msg}" + (" (the file ends early: truncated?)" if truncated else "")
+    return FormatError(path, guess_format(text), "", problem, line=exc.lineno + line_offset, column=exc.colno)
+
+
+def _looks_like_jsonl(text: str) -> bool:
+    stripped = text.lstrip()
+    if not stripped.startswith("{"):
+        return False
+    first_line, _, rest = stripped.partition("\n")
+    if not rest.strip():
+        return False
+    try:
+        json.loads(first_line)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def parse_text(text: str, path: str) -> Parsed:
+    stripped = text.lstrip()
+    if not stripped:
+        raise FormatError(path, "unknown", "", "the file is empty")
+    if _looks_like_jsonl(text):
+        records: list[tuple[int | None, Any]] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise _json_error(path, line, exc, line_offset=number - 1) from None
+            except RecursionError:
+                raise FormatError(path, guess_format(line), f"line {number}", "JSON nested too deeply") from None
+        return Parsed(path, "jsonl", records)
+    if stripped[0] in "{[":
+        try:
+            return Parsed(path, "json", [(None, json.loads(text))], one_line="\n" not in text.strip())
+        except json.JSONDecodeError as exc:
+            raise _json_error(path, text, exc) from None
+        except RecursionError:
+            raise FormatError(path, guess_format(text), "", "JSON nested too deeply") from None
+    data, notes = load_yaml(text, path)
+    if not isinstance(data, (dict, list)):
+        raise FormatError(path, "unknown", "", f"neither JSON nor a YAML mapping (found a {type(data).__name__})")
+    return Parsed(path, "yaml", [(None, data)], notes)
+
+
+def parse_file(path: str | Path) -> Parsed:
+    return parse_text(read_text(path), str(path))
