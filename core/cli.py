@@ -53,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     p_assemble.add_argument("--reference-recount", action="store_true",
                             help="count the complete request at every admission attempt (the seed's method; "
                                  "same result, slower)")
+    p_assemble.add_argument("--windows", metavar="WINDOWS.json",
+                            help="a RAG expansion record for a rag-windows request (replaces the file's own)")
     p_assemble.add_argument("--timings", action="store_true",
                             help="print assembly_seconds, full_counts and item_counts on stderr")
     plan_options = p_assemble.add_argument_group("plan requests (summarise-span)")
@@ -131,11 +133,17 @@ def _write(text: str, output: str | None, inputs: Sequence[str]) -> None:
         raise RequestError([("--output", f"cannot write: {exc.strerror or exc}")], source=output) from None
 
 
-def _load_assemblable(path: str):
-    """The single request of a file: a seed-003 request or a plan request."""
+def _load_assemblable(path: str, windows: str | None = None):
+    """The single request of a file: a seed-003 request, a RAG windows request or a plan request."""
+    from .rag import load_rag_request
+
+    if windows is not None:
+        return load_rag_request(path, windows_path=windows)
     entries = load_entries(path)
     if len(entries) == 1 and entries[0].kind == "plan":
         return entries[0].extra["plan_request"]
+    if len(entries) == 1 and entries[0].kind == "rag":
+        return entries[0].extra["rag"]
     return load_request(path)
 
 
@@ -185,7 +193,12 @@ def _cmd_plan(args: argparse.Namespace, request) -> int:
 
 
 def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
-    loaded = _load_assemblable(args.request)
+    from .rag import LoadedRag, assemble_rag
+
+    loaded = _load_assemblable(args.request, getattr(args, "windows", None))
+    rag = None
+    if isinstance(loaded, LoadedRag):
+        rag, loaded = loaded, loaded.request
     if not isinstance(loaded, Request):
         if baseline:
             raise RequestError([("", "the naive baseline takes a seed-003 request, not a plan request")],
@@ -198,6 +211,9 @@ def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
     try:
         if baseline:
             result = naive_truncate(request, counter)
+        elif rag is not None:
+            result = assemble_rag(rag._replace(request=request), counter, reference=args.reference_recount,
+                                  stats=stats)
         else:
             result = assemble(request, counter, reference=args.reference_recount, stats=stats)
     except RequiredContextTooLarge as exc:

@@ -24,7 +24,7 @@ class LoadedEntry:
 
     index: int
     line: int | None
-    kind: str  # "request" | "plan" | "result" | "rejected"
+    kind: str  # "request" | "rag" | "plan" | "result" | "rejected"
     request: Request | None = None
     result: AssemblyResult | None = None
     rejection: dict[str, Any] | None = None  # a recorded RequiredContextTooLarge record
@@ -108,7 +108,12 @@ def entry_from(value: Any, index: int, line: int | None, source: str, *, in_arra
     """Turn one decoded record into a request, a recorded result or a recorded rejection."""
     where = f"{source}:{line}" if line is not None else (f"{source}[{index}]" if in_array or index else source)
     from .plans import looks_like_plan_request, parse_plan_request
+    from .rag import is_rag_request, rag_request_from
 
+    if is_rag_request(value):  # verified windows -> a request whose passages are whole windows
+        loaded = rag_request_from(value, base_dir=Path(source).parent, source=where)
+        return LoadedEntry(index, line, "rag", request=loaded.request,
+                           label=loaded.request.id or f"#{index + 1}", extra={"rag": loaded})
     if looks_like_plan_request(value):
         plan_request = parse_plan_request(value, source=where)
         return LoadedEntry(index, line, "plan", label=plan_request.id or f"#{index + 1}",
@@ -163,7 +168,7 @@ class RowSummary:
     line: int
     offset: int
     length: int
-    kind: str  # "request" | "plan" | "result" | "rejected" | "error"
+    kind: str  # "request" | "rag" | "plan" | "result" | "rejected" | "error"
     label: str
     strategy: str | None = None
     input_tokens: int | None = None
@@ -187,8 +192,9 @@ def _summary(value: Any, index: int, line: int, offset: int, length: int) -> Row
                           input_budget=budget if isinstance(budget, int) else None, kept=kept, dropped=dropped)
     if looks_like_request(value):
         return RowSummary(**base, kind="request", label=str(value.get("id") or f"#{index + 1}"))
-    if isinstance(value, dict) and value.get("kind") == "plan":
-        return RowSummary(**base, kind="plan", label=str(value.get("id") or f"#{index + 1}"))
+    if isinstance(value, dict) and value.get("kind") in ("plan", "rag-windows"):
+        kind = "plan" if value["kind"] == "plan" else "rag"
+        return RowSummary(**base, kind=kind, label=str(value.get("id") or f"#{index + 1}"))
     if isinstance(value, dict) and value.get("error") == "RequiredContextTooLarge":
         return RowSummary(**base, kind="rejected", label=f"#{index + 1}")
     return RowSummary(**base, kind="error", label=f"#{index + 1}",

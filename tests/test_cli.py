@@ -179,3 +179,20 @@ def test_plan_request_assembles_with_the_same_exit_codes(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "assemble", str(FIXTURES / "trip_plan_drop_oldest.plan.json"),
                            "--context-limit", "300")
     assert code == 0 and json.loads(out)["input_budget"] == 300 - 128
+
+
+def test_rag_requests_through_the_cli(capsys, tmp_path):
+    rag = FIXTURES / "rag"
+    code, out, _ = run_cli(capsys, "assemble", str(rag / "tight.rag.json"))
+    assert code == 0 and out == (rag / "tight.result.json").read_text(encoding="utf-8")
+    code, out, err = run_cli(capsys, "assemble", str(rag / "required_overflow.rag.json"))
+    assert code == 3 and json.loads(out) == json.loads((rag / "required_overflow.rejected.json").read_text())
+    data = json.loads((rag / "tight.rag.json").read_text(encoding="utf-8"))
+    windows = data.get("windows") or json.loads((rag / data["windows_path"]).read_text(encoding="utf-8"))
+    windows["groups"][0]["text"] = windows["groups"][0]["text"].replace("save_copy", "save_kopy")
+    tampered = tmp_path / "windows.json"
+    tampered.write_text(json.dumps(windows), encoding="utf-8")
+    code, out, err = run_cli(capsys, "assemble", str(rag / "tight.rag.json"), "--windows", str(tampered))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "window" in err
+    code, out, _ = run_cli(capsys, "assemble", str(rag / "tight.rag.json"), "--context-limit", "2048")
+    assert code == 0 and len(json.loads(out)["kept_evidence"]) == 4
