@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test fixtures screenshots clean
+.PHONY: demo test fixtures screenshots icons dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +20,20 @@ test: $(STAMP)
 
 fixtures: $(STAMP)
 	$(BIN)/python fixtures/regenerate.py
+	$(BIN)/python fixtures/rag/regenerate.py
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector --demo --screenshot resources/screenshots/demo.png
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/rag_tight.result.json --screenshot resources/screenshots/rag_tight.png
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/rag_literal_boundary.result.json fixtures/rag_literal_boundary.baseline.json --screenshot resources/screenshots/literal_boundary.png
 
+# the app icon's PNGs, from resources/icons/context-inspector.svg
+icons: $(STAMP)
+	$(BIN)/python packaging/render_icons.py
+
+# the wheel + sdist and the one-folder desktop app (PyInstaller) in dist/; see README "Packaging"
+dist: $(STAMP)
+	packaging/build.sh
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

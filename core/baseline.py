@@ -57,12 +57,27 @@ def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
         except CounterError:
             return None  # the template refuses this conversation: it cannot be sent
 
+    def measure(conversation: list[ChatMessage], with_tools: list) -> int | None:
+        """A count for the trace: a partial conversation ending with an assistant message (which
+        chat templates refuse to continue) is measured with an empty user turn after it."""
+        conversation = conversation or [ChatMessage(role="user", content="")]
+        try:
+            return counter.count(conversation, with_tools)
+        except CounterError:
+            if conversation[-1].role != "assistant":
+                return None
+        try:
+            return counter.count(conversation + [ChatMessage(role="user", content="")], with_tools)
+        except CounterError:
+            return None
+
     total = count(alive)
     while (total is None or total > budget) and len(alive) > 1:
         victim = alive[1] if alive[0] == 0 and len(alive) > 2 else alive[0]
         rest = [i for i in alive if i != victim]
-        after = count(rest)
-        tokens = (total - after) if (total is not None and after is not None) else 0
+        before = measure([messages[i] for i in alive], tools)
+        after_measure = measure([messages[i] for i in rest], tools)
+        tokens = before - after_measure if before is not None and after_measure is not None else 0
         section, item = origins[victim]
         reason = "oldest message; dropped until the request fits"
         if total is None:
@@ -70,37 +85,13 @@ def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
         trace.append(TraceEntry(section=section, id=item, decision="dropped", tokens=tokens, reason=reason))
         if victim == 0:
             trace.extend(_evidence_entries(request, "dropped", "pasted into the dropped system message"))
-        alive, total = rest, after
+        alive, total = rest, count(rest)
 
     if total is None:
         raise CounterError("naive truncation left no request the chat template accepts")
     final = [messages[i] for i in alive]
-    kept_entries: list[TraceEntry] = []
-    for position, i in enumerate(alive):
-        without = count([j for j in alive if j != i])
-        tokens = total - without if without is not None else 0
-        section, item = origins[i]
-        if i == 0 and request.evidence:
-            evidence = _evidence_entries(request, "kept", "pasted raw into the system message, unescaped")
-            for entry, passage in zip(evidence, request.evidence):
-                trimmed = messages[0].content.replace(_raw_block(passage), "", 1)
-                swapped = [ChatMessage(role="system", content=trimmed) if j == 0 else messages[j] for j in alive]
-                try:
-                    entry.tokens = total - counter.count(swapped, tools)
-                except CounterError:
-                    entry.tokens = 0
-            kept_entries.extend(evidence)
-            tokens -= sum(e.tokens for e in evidence)
-        kept_entries.append(TraceEntry(section=section, id=item, decision="kept", tokens=tokens,
-                                       reason="within the last messages that fit", message_indices=[position]))
-    overhead = total - sum(e.tokens for e in kept_entries)
-    trace = [TraceEntry(section="template", id="chat-template", decision="required", tokens=overhead,
-                        reason="template overhead and cross-message effects (leave-one-out costs)")] \
-        + kept_entries + trace
-    if 0 in alive:
-        for e in trace:
-            if e.section == "evidence":
-                e.message_indices = [0]
+    kept_entries = _kept_entries(request, final, [origins[i] for i in alive], tools, measure, total)
+    trace = kept_entries + trace
     turn_ids = request.turn_ids()
     dropped_ids = {e.id.split("/")[0] for e in trace if e.section == "history" and e.decision == "dropped"}
     system_kept = 0 in alive
@@ -112,6 +103,46 @@ def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
         dropped_evidence=[] if system_kept else [p.id for p in request.evidence],
         kept_turns=len(turn_ids) - len(dropped_ids), dropped_turns=len(dropped_ids), trace=trace,
         counter=counter.identity, request=request)
+
+
+def _kept_entries(request: Request, final: list[ChatMessage], origins: list[tuple[str, str]], tools: list,
+                  measure, total: int) -> list[TraceEntry]:
+    """Marginal costs of what was sent, measured by building the request up in order: the bare
+    template, each tool, the system message (instructions, then each pasted passage), then each
+    later message. The steps telescope, so the entries add up to ``total`` exactly."""
+    entries: list[TraceEntry] = []
+    previous = measure([], [])
+
+    def step(conversation: list[ChatMessage], with_tools: list, **fields) -> None:
+        nonlocal previous
+        now = measure(conversation, with_tools)
+        tokens = now - previous if now is not None and previous is not None else 0
+        previous = now if now is not None else previous
+        entries.append(TraceEntry(tokens=tokens, **fields))
+
+    template = TraceEntry(section="template", id="chat-template", decision="required", tokens=previous or 0,
+                          reason="chat template and generation prefix with nothing in it")
+    for k, tool in enumerate(tools):
+        step([], tools[:k + 1], section="tools", id=tool.name, decision="kept", reason="tool definition")
+    start = 0
+    if origins and origins[0] == ("instructions", "instructions"):
+        system = ChatMessage(role="system", content=request.instructions)
+        step([system], tools, section="instructions", id="instructions", decision="kept",
+             reason="within the last messages that fit", message_indices=[0])
+        text = request.instructions + ("\n\n" if request.evidence else "")
+        for passage in request.evidence:
+            text += _raw_block(passage)
+            step([ChatMessage(role="system", content=text)], tools, section="evidence", id=passage.id,
+                 decision="kept", reason="pasted raw into the system message, unescaped", score=passage.score,
+                 source=passage.source, message_indices=[0])
+        start = 1
+    for position in range(start, len(final)):
+        section, item = origins[position]
+        step(final[:position + 1], tools, section=section, id=item, decision="kept",
+             reason="within the last messages that fit", message_indices=[position])
+    # whatever the steps could not attribute (a refused partial render) stays with the template
+    template.tokens = total - sum(e.tokens for e in entries)
+    return [template] + entries
 
 
 def _evidence_entries(request: Request, decision: str, reason: str) -> list[TraceEntry]:
