@@ -27,7 +27,7 @@ from .loading import (JsonlIndex, LoadedEntry, RowSummary, entry_from, index_jso
 from .render import escape, unescape
 from .view import EscapedLiteral, Region, RenderedView, render_view
 from .result import DECISIONS, SECTION_ORDER, AssemblyResult, TraceEntry, parse_result
-from .formats import (CountRefused, FormatError, FormatInfo, ImportedFile, ImportedRequest, ImportWarning, Recorded,
+from .formats import (CountRefused, FormatError, FormatInfo, ImportedFile, ImportedRequest, ImportNote, Recorded,
                       UnsupportedFormat, count_imported, detect, import_data, import_file, to_core_request)
 from .export import EXPORT_KINDS, export_text, html_report, openai_body, otlp_trace, result_json, span_attributes
 
@@ -46,7 +46,7 @@ __all__ = [
     "LoadedEntry", "JsonlIndex", "RowSummary", "index_jsonl", "load_entries", "load_request", "load_result", "read_json", "iter_json_records", "entry_from",
     "escape", "unescape", "render_view", "RenderedView", "Region", "EscapedLiteral",
     "detect", "import_file", "import_data", "count_imported", "to_core_request", "FormatInfo", "ImportedFile",
-    "ImportedRequest", "ImportWarning", "Recorded", "FormatError", "UnsupportedFormat", "CountRefused",
+    "ImportedRequest", "ImportNote", "Recorded", "FormatError", "UnsupportedFormat", "CountRefused",
     "openai_body", "otlp_trace", "span_attributes", "result_json", "html_report", "export_text", "EXPORT_KINDS",
 ]
 

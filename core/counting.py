@@ -355,7 +355,11 @@ def _quiet_transformers():
     import logging
 
     logging.getLogger("transformers").setLevel(logging.ERROR)
-    import transformers
+    try:
+        import transformers
+    except ImportError:  # the standalone (PyInstaller) application leaves it out
+        raise CounterError("hf: counters need the 'transformers' package, which this installation does not "
+                           "include; use mistral:<tokenizer>, or a pip install of context-inspector") from None
 
     transformers.logging.set_verbosity_error()
     return transformers

@@ -430,3 +430,63 @@ def test_broken_platform_exports(tmp_path):
     promptfoo = {"evalId": "eval-1", "results": {"version": 3, "results": "none"}}
     with pytest.raises(FormatError, match=r"promptfoo-export: results\.results: a promptfoo export needs a list"):
         import_file(write_json(tmp_path, promptfoo))
+
+
+def test_a_json_cassette_in_ruby_vcr_shape(tmp_path):
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Ping?"}]}
+    answer = {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
+                                                        "message": {"role": "assistant", "content": "Pong."}}],
+              "usage": {"prompt_tokens": 8, "completion_tokens": 2}}
+    cassette = {"http_interactions": [{
+        "request": {"method": "post", "uri": "https://api.openai.com/v1/chat/completions",
+                    "body": {"encoding": "UTF-8", "string": json.dumps(body)}, "headers": {}},
+        "response": {"status": {"code": 200, "message": "OK"}, "headers": {},
+                     "body": {"encoding": "UTF-8", "string": json.dumps(answer)}}}], "recorded_with": "VCR 6.2.0"}
+    path = write_json(tmp_path, cassette, "cassette.json")
+    assert detect(path).detail.endswith("(1 interactions, JSON)")
+    (request,) = import_file(path).requests
+    assert request.label == "interaction 1: POST api.openai.com/v1/chat/completions"
+    assert [m.content for m in request.messages] == ["Ping?"]
+    assert (request.recorded.input_tokens, request.recorded.finish_reason, request.output[0].content) == (8, "stop",
+                                                                                                          "Pong.")
+
+
+def test_an_error_response_is_a_warning_not_usage(tmp_path):
+    cassette = {"interactions": [{
+        "request": {"method": "POST", "uri": "https://api.anthropic.com/v1/messages",
+                    "body": json.dumps({"model": "claude-haiku-4-5", "max_tokens": 10,
+                                        "messages": [{"role": "user", "content": "Hi"}]})},
+        "response": {"status": {"code": 429, "message": "Too Many Requests"},
+                     "body": {"string": json.dumps({"type": "error", "error": {"type": "rate_limit_error",
+                                                                                "message": "slow down"}})}}}]}
+    (request,) = import_file(write_json(tmp_path, cassette)).requests
+    assert request.recorded.input_tokens is None
+    messages = [w.message for w in request.warnings]
+    assert "the provider answered with an error: slow down" in messages
+    assert "the provider answered HTTP 429; no usage was recorded" in messages
+
+
+def test_a_saved_genai_message_list_with_a_bad_role(tmp_path):
+    path = write_json(tmp_path, [{"role": "narrator", "parts": [{"type": "text", "content": "Once"}]}])
+    with pytest.raises(FormatError, match=r"genai-messages: gen_ai\.input\.messages\[0\]\.role: unknown message role"):
+        import_file(path)
+
+
+@pytest.mark.parametrize("part, text", [
+    ({"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}, "[audio: wav, 3 bytes]"),
+    ({"type": "file", "file": {"file_data": "data:application/pdf;base64,QUJD"}}, "[file: application/pdf, 3 bytes]"),
+    ({"type": "file", "file": {"file_id": "file-123"}}, "[file: id file-123]"),
+    ({"type": "image", "source": {"type": "url", "url": "https://x.test/y.png"}}, "[image: https://x.test/y.png]"),
+    ({"type": "image", "image": "QUJDRA==", "mediaType": "image/png"}, "[image: image/png, 4 bytes]"),
+    ({"type": "uri", "modality": "video", "mime_type": "video/mp4", "uri": "gs://b/v.mp4"},
+     "[video: video/mp4, gs://b/v.mp4]"),
+    ({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "QUJDRA=="}},
+     "[document: application/pdf, 4 bytes]"),
+    ({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "plain words"}},
+     "plain words"),
+    ({"type": "thinking", "thinking": "abcdef", "signature": "sig"}, "[thinking: 6 chars]"),
+    ({"type": "hologram", "payload": 1}, '[hologram: 34 chars of JSON]'),
+])
+def test_non_text_parts_become_typed_placeholders_with_their_size(part, text):
+    (request,) = import_data({"model": "m", "messages": [{"role": "user", "content": [part]}]}).requests
+    assert request.messages[0].content == text

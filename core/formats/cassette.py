@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import anthropic, openai
-from .model import ImportWarning
+from .model import ImportNote
 from .normalise import Malformed, Outcome, as_int, shown_names, updated
 from .otlp import import_records, is_otlp
 
@@ -121,7 +121,7 @@ def import_cassette(data: dict[str, Any]) -> Outcome:
         else:
             out.add(found)
     if skipped:
-        out.warnings.append(ImportWarning(key, f"{len(skipped)} interaction(s) are not chat requests and were "
+        out.warnings.append(ImportNote(key, f"{len(skipped)} interaction(s) are not chat requests and were "
                                                f"skipped: {shown_names(skipped)}"))
     return out
 
@@ -151,10 +151,10 @@ def _interaction(interaction: dict[str, Any], place: str, index: int) -> Outcome
     imported = module.import_body(body, where, label, file_format=FORMAT,
                                   response=answer if isinstance(answer, dict) else None, stream=events)
     if status is not None and status >= 400:
-        imported.warnings.append(ImportWarning(f"{place}.response.status",
+        imported.warnings.append(ImportNote(f"{place}.response.status",
                                                f"the provider answered HTTP {status}; no usage was recorded"))
     elif answer is not None and not isinstance(answer, dict) and events is None:
-        imported.warnings.append(ImportWarning(f"{place}.response.body",
+        imported.warnings.append(ImportNote(f"{place}.response.body",
                                                "the recorded response is neither JSON nor an event stream"))
     trace_id, span_id = _trace_ids(request.get("headers"))
     imported.recorded = updated(imported.recorded, trace_id=trace_id, span_id=span_id)

@@ -33,7 +33,7 @@ class FormatInfo:
 
 
 @dataclass(frozen=True)
-class ImportWarning:
+class ImportNote:
     """Something in the file that could not be mapped (or was mapped with a loss), and where."""
 
     place: str
@@ -73,7 +73,7 @@ class ImportedRequest:
     sections: list[str] = field(default_factory=list)
     places: list[str] = field(default_factory=list)
     output: list[ChatMessage] = field(default_factory=list)
-    warnings: list[ImportWarning] = field(default_factory=list)
+    warnings: list[ImportNote] = field(default_factory=list)
 
 
 @dataclass
@@ -84,7 +84,7 @@ class ImportedFile:
     path: str
     format: FormatInfo
     requests: list[ImportedRequest]
-    warnings: list[ImportWarning] = field(default_factory=list)
+    warnings: list[ImportNote] = field(default_factory=list)
 
 
 class FormatError(InputFileError):

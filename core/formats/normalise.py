@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..contracts import ChatMessage, ToolCall, ToolDefinition
-from .model import ImportedRequest, ImportWarning, Recorded
+from .model import ImportedRequest, ImportNote, Recorded
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
@@ -62,7 +62,7 @@ class Outcome:
     (kept apart so a file where every call is unreadable can be refused with the first problem)."""
 
     requests: list[ImportedRequest] = field(default_factory=list)
-    warnings: list[ImportWarning] = field(default_factory=list)
+    warnings: list[ImportNote] = field(default_factory=list)
     failures: list[Malformed] = field(default_factory=list)
 
     def add(self, other: "Outcome") -> None:
@@ -72,19 +72,19 @@ class Outcome:
 
     def fail(self, exc: Malformed, what: str) -> None:
         self.failures.append(exc)
-        self.warnings.append(ImportWarning(exc.place, f"{exc.problem}; this {what} was skipped"))
+        self.warnings.append(ImportNote(exc.place, f"{exc.problem}; this {what} was skipped"))
 
 
 class Context:
     """Per-request state: warnings in order, placeholder tally, generated ids."""
 
     def __init__(self) -> None:
-        self.warnings: list[ImportWarning] = []
+        self.warnings: list[ImportNote] = []
         self.placeholders: dict[str, int] = {}
         self._generated = 0
 
     def warn(self, place: str, message: str) -> None:
-        self.warnings.append(ImportWarning(place, message))
+        self.warnings.append(ImportNote(place, message))
 
     def new_id(self, prefix: str) -> str:
         self._generated += 1
@@ -158,7 +158,7 @@ def media(ctx: Context, kind: str, *, mime: str | None = None, data: str | None 
     if url:
         return ctx.placeholder(kind, f"{mime + ', ' if mime else ''}{url}")
     if file_id:
-        return ctx.placeholder(kind, f"{mime + ', ' if mime else ''}file {file_id}")
+        return ctx.placeholder(kind, f"{mime + ', ' if mime else ''}id {file_id}")
     return ctx.placeholder(kind, mime or "")
 
 
@@ -344,31 +344,29 @@ def _read_part(part: dict[str, Any], where: str, ctx: Context, out: Parts) -> No
 
 
 def _media_part(kind: str, part: dict[str, Any], where: str, ctx: Context) -> str:
-    source = part.get("source") if isinstance(part.get("source"), dict) else {}
+    """A placeholder for an image, audio, file or document part, whichever format described it."""
+    source = part.get("source") if isinstance(part.get("source"), dict) else {}  # Anthropic
     if kind == "document" and source.get("type") == "text" and isinstance(source.get("data"), str):
         return source["data"]  # a plain-text document is text the model reads
-    modality = part.get("modality") or ("audio" if "audio" in kind else None)
-    label = modality if kind in ("blob", "uri", "file") and modality else ("audio" if "audio" in kind else kind)
-    if label == "input_file":
-        label = "file"
-    mime = (part.get("mime_type") or part.get("mediaType") or part.get("mimeType") or source.get("media_type")
-            or part.get("media_type"))
-    audio = part.get("input_audio") if isinstance(part.get("input_audio"), dict) else {}
-    if audio:
-        mime = mime or audio.get("format")
-    file_info = part.get("file") if isinstance(part.get("file"), dict) else {}
-    data = (source.get("data") if source.get("type") == "base64" else None) or audio.get("data") \
-        or file_info.get("file_data") or part.get("file_data")
-    if kind == "blob":
-        data = part.get("content")
-    if kind in ("image", "file") and isinstance(part.get(kind if kind == "image" else "data"), str):
-        data_or_url = part[kind if kind == "image" else "data"]  # Vercel: base64 text or a URL
-        if re.match(r"^[a-z]+:", data_or_url):
-            return media(ctx, label, mime=mime, url=data_or_url)
-        data = data_or_url
+    audio = part.get("input_audio") if isinstance(part.get("input_audio"), dict) else {}  # OpenAI
+    file_info = part.get("file") if isinstance(part.get("file"), dict) else {}  # OpenAI
+    modality = part.get("modality")  # OTel blob / uri / file
+    label = "audio" if "audio" in kind else ("file" if kind == "input_file" else kind)
+    if kind in ("blob", "uri", "file") and isinstance(modality, str):
+        label = modality
+    mime = (part.get("mime_type") or part.get("mediaType") or part.get("mimeType") or part.get("media_type")
+            or source.get("media_type") or audio.get("format"))
+    candidates = [source.get("data") if source.get("type") == "base64" else None, audio.get("data"),
+                  file_info.get("file_data"), part.get("file_data"),
+                  part.get("content") if kind == "blob" else None,
+                  part.get("image") if kind == "image" else None,  # Vercel AI SDK: base64 text or a URL
+                  part.get("data") if kind == "file" else None]
+    data = next((c for c in candidates if isinstance(c, str)), None)
     url = source.get("url") or part.get("uri") or part.get("url") or part.get("image_url")
+    if data is not None and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", data):  # a URL (data: or remote), not base64
+        url, data = data, None
     file_id = source.get("file_id") or part.get("file_id") or file_info.get("file_id")
-    return media(ctx, label, mime=mime, data=data if isinstance(data, str) else None,
+    return media(ctx, label, mime=mime if isinstance(mime, str) else None, data=data,
                  url=url if isinstance(url, str) else None, file_id=file_id if isinstance(file_id, str) else None)
 
 

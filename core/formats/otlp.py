@@ -10,7 +10,7 @@ import re
 from typing import Any, Iterator
 
 from .genai import Event, SpanView, is_model_call, request_from_span
-from .model import ImportWarning
+from .model import ImportNote
 from .normalise import Malformed, Outcome, as_int, shown_names
 
 
@@ -180,6 +180,6 @@ def import_records(records: list[tuple[int | None, Any]], file_format: str) -> O
             except Malformed as exc:
                 out.fail(exc, "span")
     if skipped:
-        out.warnings.append(ImportWarning("", f"{len(skipped)} span(s) are not model calls and were skipped: "
+        out.warnings.append(ImportNote("", f"{len(skipped)} span(s) are not model calls and were skipped: "
                                               f"{shown_names(skipped)}"))
     return out

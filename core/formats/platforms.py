@@ -8,7 +8,7 @@ from typing import Any
 
 from ..contracts import ChatMessage
 from .genai import Event, SpanView, attribute_tools, chat_message, is_model_call, request_from_span
-from .model import ImportedRequest, ImportWarning, Recorded
+from .model import ImportedRequest, ImportNote, Recorded
 from .normalise import (Context, Draft, Malformed, Outcome, as_int, finish, output_messages, parse_json_text,
                         read_parts, shown_names, tool_definitions, updated)
 
@@ -51,7 +51,7 @@ def import_langfuse(data: dict[str, Any]) -> Outcome:
             skipped.append(f"{name} ({obs.get('type')})")
             continue
         if obs.get("id") in wrappers:
-            out.warnings.append(ImportWarning(place, f"generation {name!r} wraps another generation (the provider "
+            out.warnings.append(ImportNote(place, f"generation {name!r} wraps another generation (the provider "
                                                      "call); only the inner call is imported"))
             continue
         try:
@@ -59,7 +59,7 @@ def import_langfuse(data: dict[str, Any]) -> Outcome:
         except Malformed as exc:
             out.fail(exc, "observation")
     if skipped:
-        out.warnings.append(ImportWarning(key, f"{len(skipped)} observation(s) are not generations and were "
+        out.warnings.append(ImportNote(key, f"{len(skipped)} observation(s) are not generations and were "
                                                f"skipped: {shown_names(skipped)}"))
     return out
 
@@ -206,7 +206,7 @@ def import_phoenix(spans: list[Any], lines: list[int | None] | None = None) -> O
         except Malformed as exc:
             out.fail(exc, "span")
     if skipped:
-        out.warnings.append(ImportWarning("", f"{len(skipped)} span(s) are not LLM spans and were skipped: "
+        out.warnings.append(ImportNote("", f"{len(skipped)} span(s) are not LLM spans and were skipped: "
                                               f"{shown_names(skipped)}"))
     return out
 

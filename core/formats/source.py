@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ..loading import read_text
-from .model import FormatError, ImportWarning
+from .model import FormatError, ImportNote
 
 # Key names that give a format away even in a file cut off half-way.
 _PREFIX_HINTS: tuple[tuple[str, str], ...] = (
@@ -47,7 +47,7 @@ class Parsed:
     path: str
     kind: str  # "json" | "jsonl" | "yaml"
     records: list[tuple[int | None, Any]]
-    notes: list[ImportWarning] = field(default_factory=list)
+    notes: list[ImportNote] = field(default_factory=list)
     one_line: bool = False  # a single JSON object on one line: also a one-line JSON Lines file
 
     @property
@@ -75,7 +75,7 @@ def _plain(loader: _CassetteLoader, node: yaml.Node) -> Any:
 _CassetteLoader.add_constructor(None, _plain)
 
 
-def load_yaml(text: str, path: str) -> tuple[Any, list[ImportWarning]]:
+def load_yaml(text: str, path: str) -> tuple[Any, list[ImportNote]]:
     loader = _CassetteLoader(text)
     try:
         data = loader.get_single_data()
@@ -88,7 +88,7 @@ def load_yaml(text: str, path: str) -> tuple[Any, list[ImportWarning]]:
         raise FormatError(path, "yaml", "", f"malformed YAML: {exc}") from None
     finally:
         loader.dispose()
-    notes = [ImportWarning(f"line {line}", f"YAML tag {tag} is not a plain type; read as plain data, not constructed")
+    notes = [ImportNote(f"line {line}", f"YAML tag {tag} is not a plain type; read as plain data, not constructed")
              for tag, line in loader.unknown_tags]
     return data, notes
 
