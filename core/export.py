@@ -20,9 +20,9 @@ from typing import Any, Iterable
 
 from .audit import Finding
 from .contracts import ChatMessage, ToolCall
-from .result import DECISIONS, SECTION_ORDER, AssemblyResult
+from .result import SECTION_ORDER, SPAN_PREFIX, AssemblyResult
 
-ATTRIBUTE_PREFIX = "context_inspector."
+ATTRIBUTE_PREFIX = SPAN_PREFIX
 EXPORT_KINDS: dict[str, tuple[str, str]] = {  # kind -> (file suffix, what it is)
     "json": (".result.json", "Context Inspector result (JSON)"),
     "openai": (".openai.json", "OpenAI Chat Completions request body"),
@@ -101,35 +101,8 @@ def openai_body(result: AssemblyResult, *, model: str | None = None, redact: boo
 
 
 def span_attributes(result: AssemblyResult) -> dict[str, int | str]:
-    """Counts for a trace span, never content: entries per decision, per-section items and tokens,
-    budget figures, the counter's name (and the provider's figures for an imported request)."""
-    p = ATTRIBUTE_PREFIX
-    attrs: dict[str, int | str] = {
-        f"{p}strategy": result.strategy,
-        f"{p}input_tokens": result.input_tokens, f"{p}input_budget": result.input_budget,
-        f"{p}remaining_tokens": result.remaining_tokens, f"{p}context_limit": result.context_limit,
-        f"{p}max_new_tokens": result.max_new_tokens, f"{p}margin": result.margin,
-        f"{p}kept_turns": result.kept_turns, f"{p}dropped_turns": result.dropped_turns,
-        f"{p}kept_evidence": len(result.kept_evidence), f"{p}dropped_evidence": len(result.dropped_evidence),
-    }
-    if result.counter is not None:
-        attrs[f"{p}counter"] = result.counter.name
-    for decision in DECISIONS:
-        attrs[f"{p}entries.{decision}"] = sum(1 for e in result.trace if e.decision == decision)
-    sections = [s for s in SECTION_ORDER if any(e.section == s for e in result.trace)]
-    sections += sorted({e.section for e in result.trace} - set(sections))
-    for section in sections:
-        mine = [e for e in result.trace if e.section == section]
-        dropped = [e for e in mine if e.decision == "dropped"]
-        attrs[f"{p}section.{section}.items"] = len(mine)
-        attrs[f"{p}section.{section}.dropped"] = len(dropped)
-        attrs[f"{p}section.{section}.tokens"] = sum(e.tokens for e in mine if e.decision != "dropped")
-        attrs[f"{p}section.{section}.dropped_tokens"] = sum(e.tokens for e in dropped)
-    for key in ("provider_input_tokens", "count_drift"):
-        value = _extra(result, key)
-        if isinstance(value, int):
-            attrs[f"{p}{key}"] = value
-    return attrs
+    """Counts for a trace span, never content (``AssemblyResult.span_attributes``)."""
+    return result.span_attributes()
 
 
 def _any(value: Any) -> dict[str, Any]:

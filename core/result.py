@@ -16,6 +16,7 @@ from .counting import CounterIdentity
 from .errors import RequestError
 
 RESULT_FORMAT = "context-inspector/result@1"
+SPAN_PREFIX = "context_inspector."  # span attribute names: context_inspector.input_tokens, ...
 
 Decision = Literal["kept", "dropped", "required", "pinned", "summarised"]
 DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped")
@@ -85,29 +86,40 @@ class AssemblyResult(BaseModel):
         return totals
 
     def span_attributes(self) -> dict[str, int | str]:
-        """Counts for a trace span: per section, entries and tokens kept, pinned, required, evicted
-        and summarised; the budget figures; the counter's name. Never any message content or id."""
-        attributes: dict[str, int | str] = {
-            "context.strategy": self.strategy,
-            "context.input_tokens": self.input_tokens,
-            "context.input_budget": self.input_budget,
-            "context.remaining_tokens": self.remaining_tokens,
-            "context.context_limit": self.context_limit,
-            "context.max_new_tokens": self.max_new_tokens,
-            "context.margin": self.margin,
+        """Counts for a trace span, never content: entries and tokens per decision and per section,
+        the budget figures, the counter's name (and the provider's figures for an imported request)."""
+        p = SPAN_PREFIX
+        attrs: dict[str, int | str] = {
+            f"{p}strategy": self.strategy,
+            f"{p}input_tokens": self.input_tokens, f"{p}input_budget": self.input_budget,
+            f"{p}remaining_tokens": self.remaining_tokens, f"{p}context_limit": self.context_limit,
+            f"{p}max_new_tokens": self.max_new_tokens, f"{p}margin": self.margin,
+            f"{p}kept_turns": self.kept_turns, f"{p}dropped_turns": self.dropped_turns,
+            f"{p}kept_evidence": len(self.kept_evidence), f"{p}dropped_evidence": len(self.dropped_evidence),
         }
         if self.counter is not None:
-            attributes["context.counter"] = self.counter.name
-        names = {"dropped": "evicted"}
-        totals: dict[str, int] = {}
-        for entry in self.trace:
-            kind = names.get(entry.decision, entry.decision)
-            for key, value in ((f"context.section.{entry.section}.{kind}_entries", 1),
-                               (f"context.section.{entry.section}.{kind}_tokens", entry.tokens),
-                               (f"context.{kind}_entries", 1), (f"context.{kind}_tokens", entry.tokens)):
-                totals[key] = totals.get(key, 0) + value
-        attributes.update(sorted(totals.items()))
-        return attributes
+            attrs[f"{p}counter"] = self.counter.name
+        for decision in DECISIONS:
+            chosen = [e for e in self.trace if e.decision == decision]
+            attrs[f"{p}entries.{decision}"] = len(chosen)
+            attrs[f"{p}tokens.{decision}"] = sum(e.tokens for e in chosen)
+        sections = [s for s in SECTION_ORDER if any(e.section == s for e in self.trace)]
+        sections += sorted({e.section for e in self.trace} - set(sections))
+        for section in sections:
+            mine = [e for e in self.trace if e.section == section]
+            out = [e for e in mine if e.decision in ("dropped", "summarised")]
+            attrs[f"{p}section.{section}.items"] = len(mine)
+            attrs[f"{p}section.{section}.tokens"] = sum(e.tokens for e in mine if e not in out)
+            for decision in ("dropped", "summarised", "pinned"):
+                attrs[f"{p}section.{section}.{decision}"] = sum(e.decision == decision for e in mine)
+            attrs[f"{p}section.{section}.dropped_tokens"] = sum(e.tokens for e in mine if e.decision == "dropped")
+            attrs[f"{p}section.{section}.summarised_tokens"] = sum(
+                e.tokens for e in mine if e.decision == "summarised")
+        for key in ("provider_input_tokens", "count_drift"):
+            value = (self.model_extra or {}).get(key)
+            if isinstance(value, int):
+                attrs[f"{p}{key}"] = value
+        return attrs
 
     @property
     def over_budget(self) -> bool:

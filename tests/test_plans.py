@@ -386,12 +386,13 @@ def test_span_attributes_carry_counts_and_no_content(name):
         for piece in (message.content or "").split("\n"):
             if len(piece) > 12:
                 assert piece not in text
-    assert attributes["context.input_tokens"] == result.input_tokens
+    assert attributes["context_inspector.input_tokens"] == result.input_tokens
     decisions = {e.decision for e in result.trace}
     if "summarised" in decisions:
-        assert attributes["context.summarised_entries"] > 0 and attributes["context.summarised_tokens"] > 0
+        assert attributes["context_inspector.entries.summarised"] > 0
+        assert attributes["context_inspector.tokens.summarised"] > 0
     if "dropped" in decisions:
-        assert attributes["context.evicted_entries"] > 0
+        assert attributes["context_inspector.entries.dropped"] > 0
 
 
 # ---- seed 003 as a plan
