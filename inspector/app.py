@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from . import APP_NAME, DIST_NAME, app_version
+from .paths import APP_ID, app_icon_files
 
 SCREENSHOT_SIZE = (1600, 1000)
 TABS = ("item", "request", "audit", "json")
@@ -55,7 +56,18 @@ def _make_app():
     app.setApplicationDisplayName(APP_NAME)
     app.setOrganizationName("ContextInspector")
     app.setApplicationVersion(app_version())
+    app.setDesktopFileName(APP_ID)  # lets the desktop match the window to its .desktop entry and icon
+    app.setWindowIcon(_app_icon())
     return app
+
+
+def _app_icon():
+    from PySide6.QtGui import QIcon
+
+    icon = QIcon()
+    for path in app_icon_files():
+        icon.addFile(str(path))
+    return icon
 
 
 def main(argv: list[str] | None = None) -> int:
