@@ -18,6 +18,8 @@ Two ways of counting reach the same decisions, trace and bytes:
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from .contracts import Request
 from .counting import TokenCounter
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
@@ -26,6 +28,14 @@ from .result import AssemblyResult, TraceEntry
 
 # A prediction this close to the allowance is checked by a complete count before it decides.
 NEAR_ALLOWANCE = 4
+
+
+def _selection_memo(counter: TokenCounter) -> "OrderedDict":
+    memo = getattr(counter, "_selection_memo", None)
+    if memo is None:
+        memo = OrderedDict()
+        counter._selection_memo = memo
+    return memo
 
 
 class _PredictionMismatch(Exception):
@@ -46,11 +56,28 @@ class _Builder:
             section="template", id="chat-template", decision="required", tokens=self.tokens,
             reason="chat template, role markers and generation prefix with every section empty")]
 
+    def _render_count(self, selection: Selection) -> int:
+        """The counter's count of ``selection``'s render, remembered per request content: a replay
+        shares the unchanged parts of its request, so it neither renders nor tokenises them again."""
+        memo = _selection_memo(self.counter)
+        parts = (self.request.instructions, self.request.tools, self.request.history, self.request.current,
+                 self.request.tool_exchanges, self.request.evidence)
+        key = (tuple(map(id, parts)), selection)
+        hit = memo.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[1], parts)):
+            memo.move_to_end(key)
+            return hit[0]
+        rendered = render(self.request, selection)
+        value = self.counter.count(rendered.messages, rendered.tools)
+        memo[key] = (value, parts)  # holding the parts keeps their ids from being reused
+        if len(memo) > 4096:
+            memo.popitem(last=False)
+        return value
+
     def count(self, selection: Selection) -> int:
         """Complete count of the request as ``selection`` renders it."""
         before = self.counter.full_counts
-        rendered = render(self.request, selection)
-        value = self.counter.count(rendered.messages, rendered.tools)
+        value = self._render_count(selection)
         self.full_counts += self.counter.full_counts - before
         return value
 
@@ -88,6 +115,7 @@ class _FastBuilder(_Builder):
         super().__init__(request, counter)
         self.budget = budget
         self.constants: dict[tuple, int | None] = {}
+        self._text_memo: dict[tuple[str, int], int] = {}
         self.turns = request.history_turns()
         # turns without tool calls, grouped by their roles: the shapes whose constant can be learned
         self.shape_of: list[tuple | None] = []
@@ -103,8 +131,7 @@ class _FastBuilder(_Builder):
 
     def probe(self, selection: Selection) -> int:
         before = self.counter.full_counts
-        rendered = render(self.request, selection)
-        value = self.counter.count(rendered.messages, rendered.tools)
+        value = self._render_count(selection)
         self.probe_counts += self.counter.full_counts - before
         return value
 
@@ -163,9 +190,15 @@ class _FastBuilder(_Builder):
         return Selection(question=True, turns=items)
 
     def _text_tokens(self, section: str, index: int) -> int:
-        if section == "evidence":
-            return self.counter.text_count(evidence_block(self.request.evidence[index]))
-        return sum(self.counter.text_count(m.content or "") for m in self.turns[index])
+        key = (section, index)
+        known = self._text_memo.get(key)
+        if known is None:  # an item's rendering is built (and looked up in the counter's cache) once
+            if section == "evidence":
+                known = self.counter.text_count(evidence_block(self.request.evidence[index]))
+            else:
+                known = sum(self.counter.text_count(m.content or "") for m in self.turns[index])
+            self._text_memo[key] = known
+        return known
 
     def _open_ended(self, t: int) -> bool:
         """A turn that ends with a user message can merge into the next user message (Mistral joins

@@ -6,6 +6,7 @@ Every model refuses unknown keys and wrong types; ``parse_request`` turns pydant
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, field_validator,
@@ -178,7 +179,12 @@ class Request(_Strict):
         return self
 
     def history_turns(self) -> list[list[HistoryMessage]]:
-        """History split into whole turns: a user message and everything up to the next one."""
+        """History split into whole turns: a user message and everything up to the next one.
+        Computed once per request (it is frozen); callers must not change the lists."""
+        return self._turns
+
+    @cached_property
+    def _turns(self) -> list[list[HistoryMessage]]:
         turns: list[list[HistoryMessage]] = []
         for message in self.history:
             if message.role == "user" or not turns:

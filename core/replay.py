@@ -9,10 +9,12 @@ unchanged items again; the final request is still recounted whole.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import assemble
-from .contracts import Request, parse_request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .contracts import Request, problems_from
 from .counting import TokenCounter
 from .errors import ContextBudgetError, ContextInspectorError, RequestError, RequiredContextTooLarge
 from .result import AssemblyResult
@@ -80,16 +82,29 @@ def edited_request(source, edits: Edits):
                 if message.get("id") in edits.pins:
                     message["pinned"] = edits.pins[message["id"]]
         return parse_plan_request(data, source="edits")
-    data = source.model_dump(mode="json")
-    for key in ("context_limit", "max_new_tokens", "margin"):
-        value = getattr(edits, key)
-        if value is not None:
-            data[key] = value
-    if edits.fill_order is not None:
-        data["fill_order"] = list(edits.fill_order)
     if edits.shares or edits.pins:
         raise RequestError([("edits", "shares and pins apply to plan requests; this request has no plan")])
-    return parse_request(data, source="edits")
+    budget = {key: getattr(edits, key) if getattr(edits, key) is not None else getattr(source, key)
+              for key in ("context_limit", "max_new_tokens", "margin")}
+    budget["fill_order"] = list(edits.fill_order) if edits.fill_order is not None else list(source.fill_order)
+    try:  # only the budget fields changed: check them, and share everything else with the source
+        checked = _BudgetFields.model_validate(budget)
+        edited = source.model_copy(update=checked.model_dump())
+        edited._coherent()
+    except ValidationError as exc:
+        raise RequestError(problems_from(exc), source="edits") from None
+    except ValueError as exc:
+        raise RequestError([("edits", str(exc))], source="edits") from None
+    return edited
+
+
+class _BudgetFields(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    context_limit: int = Field(gt=0)
+    max_new_tokens: int = Field(gt=0)
+    margin: int = Field(ge=0)
+    fill_order: list[Literal["history", "evidence"]]
 
 
 def replay(recorded, *, edits: Edits | None = None, counter: TokenCounter) -> AssemblyResult:
