@@ -2,7 +2,8 @@
 
 ``--demo`` opens the bundled demo request beside its naive baseline; ``--screenshot OUT.png``
 renders the window at a fixed size once loading is done, then exits (0, or 1 with the problems on
-stderr when a file could not be read).
+stderr when a file could not be read); with ``--replay-limit N`` the picture shows the replay panel
+and the selected request replayed under a context limit of N tokens.
 """
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --screenshot: select the N-th request of the list (default 1)")
     parser.add_argument("--tab", choices=TABS, default="item",
                         help="with --screenshot: the detail tab to show (default item)")
+    parser.add_argument("--replay-limit", type=int, metavar="TOKENS",
+                        help="open the replay panel and replay the selected request under this context limit "
+                             "(the bars, the tree's change marks and the what-if chart show it)")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
 
@@ -58,6 +62,9 @@ def _make_app():
     app.setApplicationVersion(app_version())
     app.setDesktopFileName(APP_ID)  # lets the desktop match the window to its .desktop entry and icon
     app.setWindowIcon(_app_icon())
+    from .qtfix import guard_none_refcount
+
+    guard_none_refcount()  # PySide6 6.12 on CPython 3.11 would otherwise abort after a while of use
     return app
 
 
@@ -97,7 +104,28 @@ def main(argv: list[str] | None = None) -> int:
         window.open_demo()
     if args.files:
         window.open_files(args.files)
+    if args.replay_limit is not None:
+        _replay_once_loaded(window, args.replay_limit)
     return app.exec()
+
+
+def _replay_once_loaded(window, limit: int) -> None:
+    """Open the replay panel and, once the first request is in, replay it under ``limit``."""
+    from PySide6.QtCore import QTimer
+
+    window.act_replay.trigger()
+    timer = QTimer(window)
+    timer.setInterval(100)
+
+    def check() -> None:
+        if not window.is_idle():
+            return
+        timer.stop()  # loading is done (what could not be opened, the message bar says)
+        if window.current_row is not None and window.replay_panel.base is not None:
+            window.replay_panel.set_limit(limit)
+
+    timer.timeout.connect(check)
+    timer.start()
 
 
 def _report_unexpected_errors(window) -> None:
@@ -149,6 +177,15 @@ def _screenshot(args: argparse.Namespace, settings) -> int:
     window.select_proxy_row(args.row - 1)
     window.detail.setCurrentIndex(TABS.index(args.tab))
     window.resize(*SCREENSHOT_SIZE)
+    if args.replay_limit is not None:
+        window.act_replay.trigger()
+        window.wait_until_idle()
+        window.replay_panel.set_limit(args.replay_limit)
+        if not window.wait_until_idle():
+            print("context-inspector: the replay did not finish within the time limit", file=sys.stderr)
+            window.shutdown()
+            window.close()
+            return 1
     QApplication.processEvents()
     out = Path(args.screenshot)
     saved = window.grab().save(str(out))

@@ -4,6 +4,10 @@ Main lane, left to right: each section's sent tokens in its colour (template ove
 order), the free part of the input allowance, then the safety margin and the output reserve up to
 the context limit. The lane below starts at the allowance line and carries what was dropped,
 ghosted and hatched, so the eye sees what did not fit. Plot items are created once and updated.
+
+While a replay is shown (``show_comparison``) the recording gets a lane of its own above: two
+stacked bars one above the other on the same token axis, each with its own limit and allowance
+marks; the lanes below are the replay's, and items the replay newly dropped are outlined.
 """
 from __future__ import annotations
 
@@ -14,12 +18,18 @@ from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QCursor, QFontMetrics, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QLabel, QLayout, QLayoutItem, QSizePolicy, QToolTip, QVBoxLayout, QWidget, QWidgetItem
 
+import core
+
 from . import theme
 from .document import Row
 
 MAIN_LANE = (0.0, 1.0)  # y0, y1
 DROP_LANE = (-0.85, -0.15)
+RECORDED_LANE = (1.35, 2.35)
+LANES = {"main": MAIN_LANE, "dropped": DROP_LANE, "recorded": RECORDED_LANE}
 Y_RANGE = (-1.0, 1.6)
+COMPARISON_Y_RANGE = (-1.0, 2.5)
+HEIGHT, COMPARISON_HEIGHT = 140, 200
 
 
 @dataclass(frozen=True)
@@ -30,9 +40,10 @@ class Segment:
     key: str  # the section name, or the reserve key
     x0: float
     width: float
-    lane: str  # "main" or "dropped"
+    lane: str  # "main", "dropped" or (a replay's recording) "recorded"
     tokens: int
     items: tuple[str, ...] = ()
+    newly: bool = False  # a dropped item the replay newly dropped
 
     @property
     def x1(self) -> float:
@@ -43,7 +54,7 @@ class Segment:
         return self.key if self.kind in ("section", "dropped") else None
 
     def contains(self, x: float, y: float) -> bool:
-        y0, y1 = MAIN_LANE if self.lane == "main" else DROP_LANE
+        y0, y1 = LANES[self.lane]
         return self.x0 <= x <= self.x1 and y0 <= y <= y1
 
 
@@ -109,6 +120,74 @@ def _readable_on(colour: QColor) -> QColor:
     return QColor("#111111") if luminance > 0.55 else QColor("#FFFFFF")
 
 
+def _result_segments(result: core.AssemblyResult, lane: str, *, drops: str | None,
+                     newly_dropped: frozenset[tuple[str, str]] = frozenset()) -> list[Segment]:
+    """Sent sections, free, margin and reserve of ``result`` in ``lane``; its dropped items in lane
+    ``drops`` from the allowance line on (none when ``drops`` is None)."""
+    segments: list[Segment] = []
+    sent = result.sent_tokens_by_section()
+    order = theme.section_order(e.section for e in result.trace)
+    x = 0.0
+    for section in order:
+        tokens = sent.get(section, 0)
+        if tokens <= 0:
+            continue
+        ids = tuple(e.id for e in result.trace if e.section == section and e.decision != "dropped")
+        segments.append(Segment("section", section, x, tokens, lane, tokens, ids))
+        x += tokens
+    free = max(0, result.remaining_tokens)
+    x = max(x, float(result.input_tokens))
+    if free:
+        segments.append(Segment("free", "free", x, free, lane, free))
+    x = float(result.input_budget) if result.input_tokens <= result.input_budget else x
+    if result.margin > 0:
+        segments.append(Segment("margin", "margin", x, result.margin, lane, result.margin))
+        x += result.margin
+    if result.max_new_tokens > 0:
+        segments.append(Segment("reserve", "reserve", x, result.max_new_tokens, lane, result.max_new_tokens))
+    if drops is None:
+        return segments
+    # what did not fit: one segment per dropped item, from the allowance line on, sections in prompt order
+    x = float(result.input_budget)
+    rank = {section: n for n, section in enumerate(order)}
+    dropped = [e for e in result.trace if e.decision == "dropped"]
+    for entry in sorted(dropped, key=lambda e: rank.get(e.section, len(rank))):
+        width = max(entry.tokens, 0)
+        segments.append(Segment("dropped", entry.section, x, width, drops, entry.tokens, (entry.id,),
+                                newly=(entry.section, entry.id) in newly_dropped))
+        x += width
+    return segments
+
+
+def _rejection_segments(row: Row, required_lane: str, lane: str) -> list[Segment]:
+    """A rejected row: nothing was sent; the required content is drawn from 0 in ``required_lane``."""
+    if row.input_tokens is None or row.allowance is None:
+        return []
+    rec = row.rejection or {}
+    need, have = row.input_tokens, row.allowance
+    segments = [Segment("required", "required", 0, need, required_lane, need)]
+    margin, reserve = rec.get("margin"), rec.get("max_new_tokens")
+    x = float(have)
+    if isinstance(margin, int) and margin > 0:
+        segments.append(Segment("margin", "margin", x, margin, lane, margin))
+        x += margin
+    if isinstance(reserve, int) and reserve > 0:
+        segments.append(Segment("reserve", "reserve", x, reserve, lane, reserve))
+    return segments
+
+
+def _limits(row: Row | None) -> tuple[int | None, int | None]:
+    """(input allowance, context limit) of a row, as recorded."""
+    if row is None:
+        return None, None
+    if row.result is not None:
+        return row.result.input_budget, row.result.context_limit
+    if row.rejection is not None:
+        limit = row.rejection.get("context_limit")
+        return row.allowance, limit if isinstance(limit, int) else None
+    return None, None
+
+
 class BudgetBar(QWidget):
     """Caption, the pyqtgraph bar and its legend. ``segmentClicked`` names what was clicked."""
 
@@ -120,6 +199,7 @@ class BudgetBar(QWidget):
         self.segments: list[Segment] = []
         self.last_hover_text = ""
         self._row: Row | None = None
+        self._recorded: Row | None = None  # set while a replay is compared with its recording
         self._selected_section: str | None = None
 
         self.caption = QLabel(self)
@@ -131,13 +211,12 @@ class BudgetBar(QWidget):
         self.plot.setAccessibleName("Budget bar chart")
         self.plot.setMinimumHeight(120)
         self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.plot.setFixedHeight(140)
+        self.plot.setFixedHeight(HEIGHT)
         item = self.plot.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()
         item.setMouseEnabled(x=False, y=False)
         item.showAxis("left")
-        item.getAxis("left").setTicks([[(sum(MAIN_LANE) / 2, "sent"), (sum(DROP_LANE) / 2, "dropped")]])
         item.getAxis("left").setWidth(62)
         item.setLabel("bottom", "tokens")
         self.view = item.getViewBox()
@@ -153,6 +232,13 @@ class BudgetBar(QWidget):
         self.plot.addItem(self._limit)
         self._allowance.hide()
         self._limit.hide()
+        # comparison: a limit (solid) and an allowance (dashed) mark per lane, and a label beside each limit
+        self._limit_marks = pg.PlotCurveItem(connect="pairs")
+        self._allowance_marks = pg.PlotCurveItem(connect="pairs")
+        self._mark_labels = [pg.TextItem(anchor=(0, 0.5)), pg.TextItem(anchor=(0, 0.5))]
+        for mark in (self._limit_marks, self._allowance_marks, *self._mark_labels):
+            self.plot.addItem(mark)
+            mark.hide()
 
         self.legend = Legend(self)
         self.legend.setAccessibleName("Budget bar legend")
@@ -181,9 +267,14 @@ class BudgetBar(QWidget):
             axis.setTextPen(pg.mkPen(text))
         self._allowance.setPen(pg.mkPen(text, width=2, style=Qt.PenStyle.DashLine))
         self._limit.setPen(pg.mkPen(text, width=2))
+        self._limit_marks.setPen(pg.mkPen(text, width=2))
+        self._allowance_marks.setPen(pg.mkPen(text, width=2, style=Qt.PenStyle.DashLine))
         for line in (self._allowance, self._limit):
             line.label.setColor(text)
             line.label.fill = pg.mkBrush(theme.with_alpha(pal.color(QPalette.ColorRole.Base), 220))
+        for label in self._mark_labels:
+            label.setColor(text)
+            label.fill = pg.mkBrush(theme.with_alpha(pal.color(QPalette.ColorRole.Base), 220))
         self.legend.update()
         self._redraw()
 
@@ -194,21 +285,60 @@ class BudgetBar(QWidget):
 
     # ---- content
 
+    @property
+    def comparing(self) -> bool:
+        return self._recorded is not None
+
     def show_row(self, row: Row | None) -> None:
         self._row = row
+        self._recorded = None
         self._selected_section = None
         self.segments = self._segments_for(row)
+        self._set_mode(comparison=False)
         self._update_lines(row)
         self._update_caption(row)
         self.legend.set_entries(self._legend_entries())
         self._redraw()
+
+    def show_comparison(self, recorded: Row, replayed: Row, newly_dropped: frozenset[tuple[str, str]] = frozenset(),
+                        note: str = "") -> None:
+        """The recording (upper bar) above its replay (lower bars: sent, then what the replay dropped)."""
+        self._row = replayed
+        self._recorded = recorded
+        if recorded.result is not None:
+            upper = _result_segments(recorded.result, "recorded", drops=None)
+        else:
+            upper = _rejection_segments(recorded, "recorded", "recorded")
+        lower = _result_segments(replayed.result, "main", drops="dropped", newly_dropped=newly_dropped) \
+            if replayed.result is not None else []
+        self.segments = upper + lower
+        self._set_mode(comparison=True)
+        self._update_marks(recorded, replayed)
+        self._update_comparison_caption(recorded, replayed, note)
+        self.legend.set_entries(self._legend_entries())
+        self._redraw()
+
+    def _set_mode(self, *, comparison: bool) -> None:
+        axis = self.plot.getPlotItem().getAxis("left")
+        if comparison:
+            axis.setTicks([[(sum(RECORDED_LANE) / 2, "recorded"), (sum(MAIN_LANE) / 2, "replayed"),
+                            (sum(DROP_LANE) / 2, "dropped")]])
+            self.plot.setFixedHeight(COMPARISON_HEIGHT)
+            self._allowance.hide()
+            self._limit.hide()
+        else:
+            axis.setTicks([[(sum(MAIN_LANE) / 2, "sent"), (sum(DROP_LANE) / 2, "dropped")]])
+            self.plot.setFixedHeight(HEIGHT)
+            for mark in (self._limit_marks, self._allowance_marks, *self._mark_labels):
+                mark.hide()
 
     def highlight_section(self, section: str | None) -> None:
         self._selected_section = section
         self._redraw()
 
     def section_segment(self, section: str, lane: str = "main") -> Segment | None:
-        """The sent segment of ``section`` (lane "main") or its first dropped item (lane "dropped")."""
+        """The sent segment of ``section`` (lane "main"), its first dropped item (lane "dropped"), or its
+        segment in the recording while a replay is compared (lane "recorded")."""
         return next((s for s in self.segments if s.section == section and s.lane == lane), None)
 
     def dropped_by_section(self) -> dict[str, int]:
@@ -218,66 +348,18 @@ class BudgetBar(QWidget):
                 totals[seg.key] = totals.get(seg.key, 0) + seg.tokens
         return totals
 
+    def sent_by_section(self, lane: str = "main") -> dict[str, int]:
+        return {s.key: s.tokens for s in self.segments if s.kind == "section" and s.lane == lane}
+
     def _segments_for(self, row: Row | None) -> list[Segment]:
         if row is None:
             return []
-        result = row.result
-        if result is None:
-            if row.kind == "rejected" and row.input_tokens is not None and row.allowance is not None:
-                rec = row.rejection or {}
-                need, have = row.input_tokens, row.allowance
-                # nothing was sent: the required content is drawn in the lane of what did not fit
-                segments = [Segment("required", "required", 0, need, "dropped", need)]
-                margin, reserve = rec.get("margin"), rec.get("max_new_tokens")
-                x = float(have)
-                if isinstance(margin, int) and margin > 0:
-                    segments.append(Segment("margin", "margin", x, margin, "main", margin))
-                    x += margin
-                if isinstance(reserve, int) and reserve > 0:
-                    segments.append(Segment("reserve", "reserve", x, reserve, "main", reserve))
-                return segments
-            return []
-        segments: list[Segment] = []
-        sent = result.sent_tokens_by_section()
-        x = 0.0
-        for section in sorted(sent, key=theme.section_sort_key):
-            tokens = sent[section]
-            if tokens <= 0:
-                continue
-            ids = tuple(e.id for e in result.trace if e.section == section and e.decision != "dropped")
-            segments.append(Segment("section", section, x, tokens, "main", tokens, ids))
-            x += tokens
-        free = max(0, result.remaining_tokens)
-        x = max(x, float(result.input_tokens))
-        if free:
-            segments.append(Segment("free", "free", x, free, "main", free))
-        x = float(result.input_budget) if result.input_tokens <= result.input_budget else x
-        if result.margin > 0:
-            segments.append(Segment("margin", "margin", x, result.margin, "main", result.margin))
-            x += result.margin
-        if result.max_new_tokens > 0:
-            segments.append(Segment("reserve", "reserve", x, result.max_new_tokens, "main", result.max_new_tokens))
-        # what did not fit: one segment per dropped item, from the allowance line on, sections in prompt order
-        x = float(result.input_budget)
-        dropped = [e for e in result.trace if e.decision == "dropped"]
-        for entry in sorted(dropped, key=lambda e: theme.section_sort_key(e.section)):
-            width = max(entry.tokens, 0)
-            segments.append(Segment("dropped", entry.section, x, width, "dropped", entry.tokens, (entry.id,)))
-            x += width
-        return segments
-
-    def _limits(self, row: Row | None) -> tuple[int | None, int | None]:
-        if row is None:
-            return None, None
-        if row.result is not None:
-            return row.result.input_budget, row.result.context_limit
-        if row.rejection is not None:
-            limit = row.rejection.get("context_limit")
-            return row.allowance, limit if isinstance(limit, int) else None
-        return None, None
+        if row.result is None:
+            return _rejection_segments(row, "dropped", "main") if row.kind == "rejected" else []
+        return _result_segments(row.result, "main", drops="dropped")
 
     def _update_lines(self, row: Row | None) -> None:
-        allowance, limit = self._limits(row)
+        allowance, limit = _limits(row)
         for line, value, text in ((self._allowance, allowance, "allowance"), (self._limit, limit, "context limit")):
             if value is None:
                 line.hide()
@@ -289,6 +371,37 @@ class BudgetBar(QWidget):
         # room on the right for the context-limit label
         self.view.setXRange(0, right * 1.13, padding=0)
         self.view.setYRange(*Y_RANGE, padding=0)
+
+    def _update_marks(self, recorded: Row, replayed: Row) -> None:
+        limit_x: list[float] = []
+        limit_y: list[float] = []
+        allow_x: list[float] = []
+        allow_y: list[float] = []
+        right = max([s.x1 for s in self.segments] + [1])
+        for row, lane, label in ((recorded, RECORDED_LANE, self._mark_labels[0]),
+                                 (replayed, MAIN_LANE, self._mark_labels[1])):
+            allowance, limit = _limits(row)
+            y0, y1 = lane[0] - 0.08, lane[1] + 0.08
+            if limit is not None:
+                limit_x += [limit, limit]
+                limit_y += [y0, y1]
+                right = max(right, limit)
+            if allowance is not None:
+                allow_x += [allowance, allowance]
+                allow_y += [y0, y1]
+            if limit is None:
+                label.hide()
+                continue
+            label.setText(f"limit {limit}" + (f" · allowance {allowance}" if allowance is not None else ""))
+            label.setPos(limit, sum(lane) / 2)
+            label.show()
+        self._limit_marks.setData(limit_x, limit_y)
+        self._allowance_marks.setData(allow_x, allow_y)
+        self._limit_marks.show()
+        self._allowance_marks.show()
+        # room on the right for the limit labels
+        self.view.setXRange(0, right * 1.3, padding=0)
+        self.view.setYRange(*COMPARISON_Y_RANGE, padding=0)
 
     def _update_caption(self, row: Row | None) -> None:
         if row is None:
@@ -309,10 +422,23 @@ class BudgetBar(QWidget):
             text += f" OVER the allowance by {r.input_tokens - r.input_budget}."
         self.caption.setText(text)
 
+    def _update_comparison_caption(self, recorded: Row, replayed: Row, note: str) -> None:
+        r = replayed.result
+        if recorded.result is not None:
+            rec = recorded.result
+            before = (f"recorded {rec.input_tokens} input tokens of a {rec.input_budget}-token allowance "
+                      f"(limit {rec.context_limit})")
+        else:
+            before = f"recorded: {recorded.summary()}"
+        after = (f"replayed {r.input_tokens} of {r.input_budget} (limit {r.context_limit}, margin {r.margin}, "
+                 f"output reserve {r.max_new_tokens}), {replayed.dropped_count} items dropped"
+                 if r is not None else "no replay")
+        self.caption.setText(f"{recorded.label} ({recorded.strategy}) under edits: {after}; {before}."
+                             + (f" {note}" if note else ""))
+
     def _legend_entries(self) -> list[tuple[str, QBrush, QBrush | None]]:
         entries: list[tuple[str, QBrush, QBrush | None]] = []
-        sections = sorted({s.key for s in self.segments if s.kind in ("section", "dropped")},
-                          key=theme.section_sort_key)
+        sections = theme.section_order(s.key for s in self.segments if s.kind in ("section", "dropped"))
         for section in sections:
             entries.append((theme.section_title(section), QBrush(theme.section_colour(section)), None))
         for kind in ("free", "margin", "reserve", "required"):
@@ -324,6 +450,10 @@ class BudgetBar(QWidget):
             grey = QColor("#888888")
             entries.append(("Dropped (hatched: did not fit)", QBrush(theme.with_alpha(grey, 70)),
                             theme.hatch_brush(grey)))
+        if any(s.newly for s in self.segments):
+            style = theme.CHANGE_STYLES["newly dropped"]
+            entries.append((f"{style.glyph} Newly dropped by the replay (red outline)",
+                            QBrush(theme.with_alpha(QColor(style.colour), 60)), None))
         return entries
 
     def _redraw(self) -> None:
@@ -332,7 +462,7 @@ class BudgetBar(QWidget):
         highlight = pal.color(QPalette.ColorRole.Highlight)
         drawn: list[_Drawn] = []
         for seg in self.segments:
-            y0, y1 = MAIN_LANE if seg.lane == "main" else DROP_LANE
+            y0, y1 = LANES[seg.lane]
             rect = QRectF(seg.x0, y0, seg.width, y1 - y0)
             outline = QPen(theme.with_alpha(text, 110), 1)
             if seg.kind == "section":
@@ -346,6 +476,10 @@ class BudgetBar(QWidget):
                 label_colour = text
                 label = f"{seg.items[0]} {seg.tokens}"
                 outline = QPen(colour.darker(120), 1)
+                if seg.newly:
+                    style = theme.CHANGE_STYLES["newly dropped"]
+                    outline = QPen(QColor(style.colour), 3)
+                    label = f"{style.glyph} {label}"
             else:
                 colour = QColor(theme.RESERVE_COLOURS[seg.kind])
                 if seg.kind == "free":
@@ -372,14 +506,19 @@ class BudgetBar(QWidget):
         return None
 
     def hover_text(self, seg: Segment) -> str:
-        limit = self._limits(self._row)[1]
+        row = self._recorded if seg.lane == "recorded" else self._row
+        limit = _limits(row)[1]
         share = f"{100.0 * seg.tokens / limit:.1f}% of the {limit}-token context limit" if limit else ""
         if seg.kind == "section":
             head = f"{theme.section_title(seg.key)}: {seg.tokens} tokens sent"
         elif seg.kind == "dropped":
             head = f"{theme.section_title(seg.key)} / {seg.items[0]}: {seg.tokens} tokens dropped (did not fit)"
+            if seg.newly:
+                head += "; newly dropped by the replay"
         else:
             head = f"{theme.RESERVE_TITLES[seg.kind]}: {seg.tokens} tokens"
+        if self.comparing:
+            head = ("Recorded — " if seg.lane == "recorded" else "Replayed — ") + head
         lines = [head]
         if share:
             lines.append(share)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QPlainTex
 import core
 
 from . import theme
-from .document import ItemContent, Row, item_content, section_summary
+from .document import ItemContent, Row, item_content, receipt_fields, section_summary
 from .models import FindingsModel
 from .requestview import RequestView
 
@@ -37,11 +37,20 @@ def content_html(content: ItemContent, section: str | None = None) -> str:
     out.append("</table>")
     for text in content.prose:
         out.append(f"<p>{html.escape(text)}</p>")
+    receipts = [fields for fields in (receipt_fields(r) for r in content.receipts) if fields]
+    if content.receipts:  # where the passage came from: before its text, which can be long
+        out.append(f"<h4>RAG window receipt{'s' if len(content.receipts) != 1 else ''}</h4>")
+    for fields in receipts:
+        out.append('<table cellspacing="2" cellpadding="2">')
+        for key, value in fields:
+            shown = html.escape(value).replace("\n", "<br>")
+            out.append(f'<tr><td valign="top"><b>{html.escape(key)}</b></td><td>{shown}</td></tr>')
+        out.append("</table>")
     for title, text in content.blocks:
         out.append(f"<h4>{html.escape(title)}</h4>")
         out.append(f'<pre style="white-space: pre-wrap">{html.escape(text)}</pre>')
     if content.receipts:
-        out.append("<h4>RAG window receipts</h4>")
+        out.append("<h4>Receipt as recorded (JSON)</h4>")
         out.append(f'<pre style="white-space: pre-wrap">'
                    f"{html.escape(json.dumps(content.receipts, indent=2, ensure_ascii=False))}</pre>")
     return "\n".join(out)
@@ -68,6 +77,8 @@ def row_content(row: Row, counter_name: str | None) -> ItemContent:
     elif row.kind == "rejected":
         prose.append(row.summary().capitalize() + ". Nothing was sent: the required sections alone exceed the "
                      "input allowance.")
+    elif row.kind == "pending":
+        prose.append("Reading this entry from the file…")
     else:
         blocks.append(("Could not be read", row.error or "unknown problem"))
     prose.extend(row.notes)
@@ -141,6 +152,7 @@ class DetailTabs(QTabWidget):
         self._row: Row | None = None
         self._counter_name: str | None = None
         self._shown: tuple[str | None, str | None] = (None, None)
+        self._content: ItemContent | None = None
 
     def show_row(self, row: Row | None, counter: core.TokenCounter | None, lock: threading.RLock | None) -> None:
         self._row = row
@@ -168,6 +180,10 @@ class DetailTabs(QTabWidget):
     def item_text(self) -> str:
         return self.item.toPlainText()
 
+    def item_fields(self) -> list[tuple[str, str]]:
+        """The metadata pairs the Item tab shows now (for tests and tooling)."""
+        return list(self._content.fields) if self._content is not None else []
+
     def refresh(self) -> None:
         self.request.refresh()
         self._show_item_html()
@@ -175,6 +191,7 @@ class DetailTabs(QTabWidget):
     def _show_item_html(self) -> None:
         row = self._row
         section, item_id = self._shown
+        self._content = None
         if row is None:
             self.item.setHtml("<p>Open a request or result file (Ctrl+O), drop one here, or open the demo "
                               "(Ctrl+D).</p>")
@@ -187,4 +204,5 @@ class DetailTabs(QTabWidget):
         if content is None:
             content = row_content(row, self._counter_name)
             section = None
+        self._content = content
         self.item.setHtml(content_html(content, section))

@@ -24,7 +24,10 @@ class Row:
 
     ``kind``: "assembled" (a request assembled here with ``counter_name``), "result" (a recorded
     result, shown as recorded), "rejected" (required content does not fit; ``rejection`` is core's
-    record) or "invalid" (the entry could not be read; ``error`` says why, ``raw`` is what was read).
+    record), "invalid" (the entry could not be read; ``error`` says why, ``raw`` is what was read),
+    "pending" (a JSONL line listed from its ``summary`` and read later through ``lazy``) or
+    "replayed" (a result assembled again under edits; never in the requests list).
+    ``entry_kind`` is what the file held: "request", "rag", "plan", "result" or "rejected".
     """
 
     source: str
@@ -41,6 +44,19 @@ class Row:
     counter_name: str | None = None
     notes: list[str] = field(default_factory=list)
     demo: bool = False
+    entry_kind: str | None = None
+    plan_request: Any = None  # core.PlanRequest of a plan entry
+    rag: Any = None  # core.LoadedRag of a RAG windows entry (its receipts go on every assembly)
+    summary_line: Any = None  # core.RowSummary while the row is pending
+    lazy: Any = None  # (core.JsonlIndex, index) to read the entry from
+
+    def absorb(self, other: "Row") -> None:
+        """Take everything ``other`` holds (a pending row once read): the list keeps this object."""
+        self.__dict__.update(other.__dict__)
+
+    @property
+    def pending(self) -> bool:
+        return self.kind == "pending"
 
     @property
     def where(self) -> str:
@@ -56,6 +72,8 @@ class Row:
     def strategy(self) -> str:
         if self.result is not None:
             return self.result.strategy
+        if self.summary_line is not None:
+            return self.summary_line.strategy or self.summary_line.kind
         return {"rejected": "rejected", "invalid": "unreadable"}.get(self.kind, self.kind)
 
     @property
@@ -64,6 +82,8 @@ class Row:
             return self.result.input_tokens
         if self.rejection is not None:
             return _int(self.rejection.get("required_input_tokens"))
+        if self.summary_line is not None:
+            return self.summary_line.input_tokens
         return None
 
     @property
@@ -72,6 +92,8 @@ class Row:
             return self.result.input_budget
         if self.rejection is not None:
             return _int(self.rejection.get("available_input_tokens"))
+        if self.summary_line is not None:
+            return self.summary_line.input_budget
         return None
 
     @property
@@ -93,6 +115,8 @@ class Row:
 
     @property
     def dropped_count(self) -> int:
+        if self.summary_line is not None and self.result is None:
+            return self.summary_line.dropped or 0
         return sum(1 for e in self.items() if e.decision == "dropped")
 
     @property
@@ -105,8 +129,8 @@ class Row:
 
     @property
     def status(self) -> str:
-        """"invalid", "rejected", "error", "warning" or "ok": what the audit column shows."""
-        if self.kind in ("invalid", "rejected"):
+        """"invalid", "rejected", "pending", "error", "warning" or "ok": what the audit column shows."""
+        if self.kind in ("invalid", "rejected", "pending"):
             return self.kind
         if self.error_count:
             return "error"
@@ -117,6 +141,8 @@ class Row:
     def status_text(self) -> str:
         if self.kind == "invalid":
             return "unreadable"
+        if self.kind == "pending":
+            return "not read yet"
         if self.kind == "rejected":
             short = self.short_by
             return f"rejected: short by {short} tokens" if short is not None else "rejected"
@@ -135,6 +161,8 @@ class Row:
             return self.error or "unreadable entry"
         if self.kind == "rejected":
             return rejection_text(self.rejection or {})
+        if self.kind == "pending":
+            return f"{self.label}: listed from the file, not read yet (it is read when selected)"
         assert self.result is not None
         r = self.result
         return (f"{self.label} ({r.strategy}): {r.input_tokens} of {r.input_budget} input tokens, "
@@ -162,7 +190,9 @@ def rejection_text(record: dict[str, Any]) -> str:
     need = _int(record.get("required_input_tokens"))
     have = _int(record.get("available_input_tokens"))
     if need is None or have is None:
-        return "rejected: the required context does not fit"
+        message = record.get("message")
+        return f"rejected: {message}" if isinstance(message, str) and message else \
+            "rejected: the required context does not fit"
     return (f"rejected: the required context needs {need} input tokens but only {have} are available; "
             f"short by {need - have}")
 
@@ -184,10 +214,11 @@ def _audit(result: core.AssemblyResult, counter: core.TokenCounter | None, notes
 
 def rows_from_entry(entry: core.LoadedEntry, source: str, counter: core.TokenCounter | None,
                     counter_error: str | None = None, *, with_baseline: bool = False) -> list[Row]:
-    """The rows one loaded entry gives: a request is assembled with ``counter`` (and, for the demo,
-    set beside its naive baseline); a result opens as recorded; a rejection record stays rejected."""
+    """The rows one loaded entry gives: a request, a RAG windows request or a plan request is assembled
+    with ``counter`` (a plain request, for the demo, beside its naive baseline); a result opens as
+    recorded; a rejection record stays rejected."""
     label = entry_label(entry, source)
-    base = dict(source=source, index=entry.index, line=entry.line, label=label)
+    base = dict(source=source, index=entry.index, line=entry.line, label=label, entry_kind=entry.kind)
     if entry.kind == "result":
         assert entry.result is not None
         notes: list[str] = []
@@ -197,35 +228,84 @@ def rows_from_entry(entry: core.LoadedEntry, source: str, counter: core.TokenCou
                     counter_name=name, notes=notes, **base)]
     if entry.kind == "rejected":
         return [Row(kind="rejected", rejection=dict(entry.rejection or {}), **base)]
+    plan_request = entry.extra.get("plan_request") if entry.kind == "plan" else None
+    rag = entry.extra.get("rag") if entry.kind == "rag" else None
     request = entry.request
-    assert request is not None
+    base.update(request=request, plan_request=plan_request, rag=rag)
     if counter is None:
-        return [Row(kind="invalid", request=request,
-                    error=f"{source}: not assembled: no token counter ({counter_error or 'none chosen'})", **base)]
+        return [Row(kind="invalid", error=f"{source}: not assembled: no token counter "
+                                          f"({counter_error or 'none chosen'})", **base)]
     rows: list[Row] = []
     try:
-        result = core.assemble(request, counter)
+        if plan_request is not None:
+            result = core.assemble_plan_request(plan_request, counter)
+        elif rag is not None:
+            result = core.assemble_rag(rag, counter)  # attaches the window receipts
+        else:
+            assert request is not None
+            result = core.assemble(request, counter)
     except core.RequiredContextTooLarge as exc:
-        rows.append(Row(kind="rejected", request=request, rejection=exc.record(), counter_name=counter.name, **base))
-    except core.ContextInspectorError as exc:
-        rows.append(Row(kind="invalid", request=request, error=f"{entry_place(entry, source)}: {exc}",
-                        counter_name=counter.name, **base))
+        rows.append(Row(kind="rejected", rejection=exc.record(), counter_name=counter.name, **base))
+    except core.ContextBudgetError as exc:
+        rows.append(Row(kind="rejected", rejection=exc.record(), counter_name=counter.name, **base))
+    except (core.ContextInspectorError, ValueError) as exc:  # ValueError: a plan the assembler cannot run
+        rows.append(Row(kind="invalid", error=f"{entry_place(entry, source)}: {exc}", counter_name=counter.name,
+                        **base))
     else:
         notes = []
-        rows.append(Row(kind="assembled", request=request, result=result, findings=_audit(result, counter, notes),
+        rows.append(Row(kind="assembled", result=result, findings=_audit(result, counter, notes),
                         counter_name=counter.name, notes=notes, **base))
-    if with_baseline:
+    if with_baseline and request is not None and entry.kind == "request":
         try:
             baseline = core.naive_truncate(request, counter)
         except core.ContextInspectorError as exc:
-            rows.append(Row(kind="invalid", request=request, error=f"{entry_place(entry, source)}: naive baseline: {exc}",
+            rows.append(Row(kind="invalid", error=f"{entry_place(entry, source)}: naive baseline: {exc}",
                             counter_name=counter.name, **base))
         else:
             notes = []
-            rows.append(Row(kind="assembled", request=request, result=baseline,
-                            findings=_audit(baseline, counter, notes), counter_name=counter.name, notes=notes,
-                            **base))
+            rows.append(Row(kind="assembled", result=baseline, findings=_audit(baseline, counter, notes),
+                            counter_name=counter.name, notes=notes, **base))
     return rows
+
+
+def pending_row(source: str, index: core.JsonlIndex, summary: core.RowSummary, *, demo: bool = False) -> Row:
+    """A JSONL line listed from its summary; ``read_pending`` reads, validates and assembles it later."""
+    label = summary.label
+    if label.startswith("#"):
+        label = f"{Path(source).stem} {label}"
+    return Row(source=source, index=summary.index, line=summary.line, kind="pending", label=label,
+               entry_kind=summary.kind, summary_line=summary, lazy=(index, summary.index), demo=demo)
+
+
+def unreadable_line(source: str, index: core.JsonlIndex, summary: core.RowSummary) -> Row:
+    """An index row the core could not take as a request or result: the core's own message for it (the
+    line is decoded again so a wrong-shaped record is named with its keys, as a whole-file read would)."""
+    raw: Any = None
+    try:
+        with open(source, "rb") as handle:
+            handle.seek(summary.offset)
+            raw = json.loads(handle.read(summary.length))
+    except (OSError, ValueError):
+        error = str(core.InputFileError(source, summary.problem or "unreadable record", line=summary.line))
+        return invalid_row(source, summary.index, summary.line, error, None)
+    try:
+        core.entry_from(raw, summary.index, summary.line, source)
+    except core.ContextInspectorError as exc:
+        return invalid_row(source, summary.index, summary.line, str(exc), raw)
+    return invalid_row(source, summary.index, summary.line, f"{source}:{summary.line}: {summary.problem}", raw)
+
+
+def read_pending(row: Row, counter: core.TokenCounter | None, counter_error: str | None = None) -> Row:
+    """The full row for a pending one: its entry read from the file, validated and assembled or audited."""
+    index, number = row.lazy
+    try:
+        entry = index.entry(number)
+    except core.ContextInspectorError as exc:
+        out = invalid_row(row.source, row.index, row.line, str(exc), None)
+    else:
+        (out,) = rows_from_entry(entry, row.source, counter, counter_error)
+    out.demo = row.demo
+    return out
 
 
 def entry_place(entry: core.LoadedEntry, source: str) -> str:
@@ -319,6 +399,54 @@ def _receipts_for(result: core.AssemblyResult, item_id: str | None) -> list[Any]
     return matching
 
 
+def _plan_message(plan_request: dict[str, Any], section: str, item_id: str) -> dict[str, Any] | None:
+    """A plan section's message by id; the plan assembler names a message without an id
+    ``<section>-<position>``, so that name finds it too."""
+    messages = (plan_request.get("sections") or {}).get(section) or []
+    for position, message in enumerate(messages):
+        if isinstance(message, dict) and (message.get("id") or f"{section}-{position}") == item_id:
+            return message
+    return None
+
+
+def receipt_fields(receipt: Any) -> list[tuple[str, str]]:
+    """A RAG window receipt as a person reads it: source, version, span, chunks with their roles, seed
+    ranks. Receipts of another shape give no fields (their JSON is still shown)."""
+    if not isinstance(receipt, dict) or not isinstance(receipt.get("metadata"), dict):
+        return []
+    meta = receipt["metadata"]
+    fields: list[tuple[str, str]] = []
+    source = str(meta.get("source_id") or "")
+    if meta.get("path"):
+        source += f" ({meta['path']})"
+    fields.append(("Source", source or "-"))
+    fields.append(("Version", str(meta.get("version") or "-")))
+    if meta.get("document_revision"):
+        fields.append(("Document revision", str(meta["document_revision"])[:16] + "…"))
+    if isinstance(meta.get("start"), int) and isinstance(meta.get("end"), int):
+        fields.append(("Span", f"characters {meta['start']}–{meta['end']} ({meta['end'] - meta['start']} chars)"))
+    if meta.get("section_id"):
+        fields.append(("Section id", str(meta["section_id"])[:16] + "…"))
+    if meta.get("url"):
+        fields.append(("URL", str(meta["url"])))
+    members = [m for m in receipt.get("members") or [] if isinstance(m, dict)]
+    if members:
+        lines = []
+        for m in members:
+            rank = m.get("retrieval_rank")
+            lines.append(f"{str(m.get('chunk_id', ''))[:12]}… {m.get('role', '?')}"
+                         + (f" (retrieval rank {rank})" if rank is not None else ""))
+        fields.append((f"Chunks ({len(members)})", "\n".join(lines)))
+    elif receipt.get("chunk_ids"):
+        fields.append(("Chunks", ", ".join(str(c)[:12] + "…" for c in receipt["chunk_ids"])))
+    ranks = [r for r in receipt.get("seed_ranks") or [] if isinstance(r, dict)]
+    if ranks:
+        fields.append(("Seed ranks", ", ".join(f"#{r.get('rank')} {str(r.get('chunk_id', ''))[:12]}…" for r in ranks)))
+    if receipt.get("priority_seed_rank") is not None:
+        fields.append(("Priority seed rank", str(receipt["priority_seed_rank"])))
+    return fields
+
+
 def item_content(row: Row, section: str, item_id: str) -> ItemContent | None:
     result = row.result
     if result is None:
@@ -337,7 +465,12 @@ def item_content(row: Row, section: str, item_id: str) -> ItemContent | None:
     if entry.message_indices:
         fields.append(("Messages sent", ", ".join(str(i) for i in entry.message_indices)))
     for key, value in (entry.model_extra or {}).items():
-        fields.append((key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)))
+        if key == "summary_id":
+            fields.append(("Replaced by summary", str(value)))
+        elif key == "replaces" and isinstance(value, list):
+            fields.append((f"Replaces ({len(value)} messages)", ", ".join(str(v) for v in value)))
+        else:
+            fields.append((key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)))
 
     blocks: list[tuple[str, str]] = []
     request = result.request
@@ -365,6 +498,11 @@ def item_content(row: Row, section: str, item_id: str) -> ItemContent | None:
             fields.append(("Passage source", passage.source or "(none)"))
             fields.append(("Retrieval score", f"{passage.score:g}"))
             blocks.append(("Passage text", passage.text))
+    plan_request = (result.model_extra or {}).get("plan_request")
+    if not blocks and isinstance(plan_request, dict):
+        message = _plan_message(plan_request, section, item_id)
+        if message is not None:
+            blocks.append((str(message.get("role", "message")), str(message.get("content") or "")))
     if not blocks and entry.message_indices:
         # sections this build does not know, or results without their request: show what was sent
         for i in entry.message_indices:

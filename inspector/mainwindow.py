@@ -2,6 +2,10 @@
 
 Panes never talk to each other: each reports what the person picked to the window, which updates
 the selection and then every pane. Files are read and requests assembled off the GUI thread.
+
+The replay panel edits the selected recording; the window replays it (``ReplayController``, off the
+GUI thread) and shows the replayed result in the bar, the tree and the detail tabs, marked against
+the recording, until the edits are reset.
 """
 from __future__ import annotations
 
@@ -19,16 +23,21 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDockWidget, QFileD
                                QStyleOptionViewItem, QToolButton, QTreeView, QVBoxLayout, QWidget, QTableView)
 
 import core
+from core.replay import Edits
 
 from . import APP_NAME, app_version, theme
 from .budgetbar import BudgetBar
 from .detail import DetailTabs
 from .document import Row
-from .models import (DECISION_ROLE, RequestFilterProxy, RequestListModel, SECTION_ROLE, ITEM_ID_ROLE,
-                     SectionTreeModel)
+from .files import write_atomically
+from .models import (DECISION_ROLE, ChangeFilterProxy, RequestFilterProxy, RequestListModel, SECTION_ROLE,
+                     ITEM_ID_ROLE, SectionTreeModel)
 from .paths import demo_request_path
+from .replaycontroller import ReplayController
+from .replaypanel import ReplayPanel, outcome_summary
+from .replaysession import ReplayOutcome, ReplayTarget
 from .settings import Settings
-from .workers import CounterCache, CounterThread, LoadJob, LoadThread, shared_counter_cache
+from .workers import CounterCache, CounterThread, LoadJob, LoadThread, ReadRowThread, shared_counter_cache
 
 log = logging.getLogger("inspector")
 
@@ -153,6 +162,12 @@ class MainWindow(QMainWindow):
         self._syncing = False
         self.messages: list[tuple[str, str]] = []
         self._about: QMessageBox | None = None
+        self._read_threads: list[ReadRowThread] = []
+        self.replay = ReplayController(self._cache.lock, self)
+        self._replay_key: tuple | None = None
+        self._kept_edits: tuple[tuple | None, Edits] = (None, Edits())  # the last row's edits, by its key
+        self._replay_view: Row | None = None  # the replayed result shown in place of the recording
+        self._replay_outcome: ReplayOutcome | None = None
 
         self._build_widgets()
         self._build_actions()
@@ -207,20 +222,31 @@ class MainWindow(QMainWindow):
         left_layout.addWidget(self.request_view)
 
         self.tree_model = SectionTreeModel(self)
+        self.tree_proxy = ChangeFilterProxy(self)
+        self.tree_proxy.setSourceModel(self.tree_model)
         self.tree = QTreeView(self)
-        self.tree.setModel(self.tree_model)
+        self.tree.setModel(self.tree_proxy)
         self.tree.setAccessibleName("Sections and items")
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setItemDelegateForColumn(SectionTreeModel.C_DECISION, DecisionDelegate(self.tree))
         self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.tree.header().setStretchLastSection(True)
-        for col, width in ((0, 220), (1, 150), (2, 150), (3, 90), (4, 150)):
+        for col, width in ((0, 220), (1, 150), (2, 150), (3, 170), (4, 90), (5, 150)):
             self.tree.setColumnWidth(col, width)
+        self.tree.setColumnHidden(SectionTreeModel.C_CHANGE, True)  # shown while a replay is
+        self.only_changes = QCheckBox("Only changes", self)
+        self.only_changes.setAccessibleName("Only items the replay changed")
+        self.only_changes.setToolTip("Show only the items whose decision the replay changed (Ctrl+Shift+C)")
+        self.only_changes.hide()
         centre = QWidget(self)
         centre_layout = QVBoxLayout(centre)
         centre_layout.setContentsMargins(0, 0, 0, 0)
-        centre_layout.addWidget(QLabel("<b>Sections and items</b>", centre))
+        tree_header = QHBoxLayout()
+        tree_header.addWidget(QLabel("<b>Sections and items</b>", centre))
+        tree_header.addStretch(1)
+        tree_header.addWidget(self.only_changes)
+        centre_layout.addLayout(tree_header)
         centre_layout.addWidget(self.tree)
 
         self.detail = DetailTabs(self)
@@ -258,6 +284,14 @@ class MainWindow(QMainWindow):
         self.log_dock.setWidget(self.log_view)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log_dock)
         self.log_dock.hide()
+
+        self.replay_panel = ReplayPanel(self)
+        self.replay_dock = QDockWidget("Replay", self)
+        self.replay_dock.setObjectName("replayDock")
+        self.replay_dock.setWidget(self.replay_panel)
+        self.replay_dock.setMinimumWidth(430)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.replay_dock)
+        self.replay_dock.hide()
 
         status = self.statusBar()
         self.counter_label = QLabel(self)
@@ -319,6 +353,19 @@ class MainWindow(QMainWindow):
         self.act_log.setText("&Log")
         self.act_log.setShortcut(QKeySequence("Ctrl+L"))
         self.addAction(self.act_log)
+        self.act_replay = self.replay_dock.toggleViewAction()
+        self.act_replay.setText("&Replay Panel")
+        self.act_replay.setShortcut(QKeySequence("Ctrl+R"))
+        self.act_replay.setStatusTip("Edit the limits, reserve, margin, fill order, plan and counter and watch "
+                                     "the request re-assemble")
+        self.addAction(self.act_replay)
+        self.act_reset_replay = self._action("Reset Replay to &Recorded", "Ctrl+Shift+R", self.reset_replay,
+                                             "Put every replay control back to the recorded value")
+        self.act_only_changes = self._action("Only &Changes", "Ctrl+Shift+C", self.only_changes.toggle,
+                                             "Show only the items whose decision the replay changed")
+        self.act_save_replayed = self._action("Save Re&played Result As…", "Ctrl+Alt+S", self.save_replayed_dialog,
+                                              "Write the replayed result as JSON to a new file")
+        self.act_save_replayed.setEnabled(False)
         self.act_about = self._action("&About Context Inspector", "F1", self.show_about, "Versions and credits")
         self.act_cancel.setEnabled(False)
         self.act_save.setEnabled(False)
@@ -333,6 +380,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_reload)
         file_menu.addSeparator()
         file_menu.addAction(self.act_save)
+        file_menu.addAction(self.act_save_replayed)
         file_menu.addAction(self.act_close)
         file_menu.addSeparator()
         file_menu.addAction(self.act_counter)
@@ -347,6 +395,10 @@ class MainWindow(QMainWindow):
         view_menu = bar.addMenu("&View")
         for action in self.act_tabs:
             view_menu.addAction(action)
+        view_menu.addSeparator()
+        view_menu.addAction(self.act_replay)
+        view_menu.addAction(self.act_reset_replay)
+        view_menu.addAction(self.act_only_changes)
         view_menu.addSeparator()
         view_menu.addAction(self.act_log)
         help_menu = bar.addMenu("&Help")
@@ -364,6 +416,16 @@ class MainWindow(QMainWindow):
         self.detail.request.regionClicked.connect(lambda s, i: self.select_item(s, i, origin="request"))
         self.detail.audit.findingActivated.connect(self.select_finding)
         self.cancel_button.clicked.connect(self.cancel_loading)
+        self.only_changes.toggled.connect(self._only_changes_toggled)
+        self.replay_panel.set_counter_actions(self.act_default_counter, self.act_counter)
+        self.replay_panel.editsChanged.connect(self._replay_edits_changed)
+        self.replay_panel.resetRequested.connect(self.reset_replay)
+        self.replay_panel.saveRequested.connect(self.save_replayed_dialog)
+        self.replay_panel.whatif.limitPicked.connect(self.replay_panel.set_limit)
+        self.replay_dock.visibilityChanged.connect(self._replay_dock_shown)
+        self.replay.outcomeReady.connect(self._on_replayed)
+        self.replay.sweepReady.connect(self._on_sweep)
+        self.replay.sweepStarted.connect(self.replay_panel.whatif.set_computing)
 
     # ------------------------------------------------------------------ settings
 
@@ -466,6 +528,7 @@ class MainWindow(QMainWindow):
         changed = spec != self._counter_spec or self._counter is None
         self._counter_spec = spec
         self._counter = counter
+        self.replay.set_counter(counter)
         if self._persist:
             self._settings.set_last_counter(None if spec == core.DEFAULT_COUNTER else spec)
         self._update_status()
@@ -474,7 +537,8 @@ class MainWindow(QMainWindow):
             self.report("info", f"Counting with {spec}; re-assembling the open requests")
             self.reload()
         elif self._current is not None:
-            self._show_current()
+            self._setup_replay(self._current)
+            self._refresh_view()
         self._start_next_job()
 
     def _counter_failed(self, spec: str, message: str, startup: bool) -> None:
@@ -533,6 +597,7 @@ class MainWindow(QMainWindow):
             self._loading[path] = job.generation
         thread = LoadThread(job, self._cache, self)
         thread.batchReady.connect(self._on_batch)
+        thread.rowsRead.connect(self._on_rows_read)
         thread.progress.connect(self._on_progress)
         thread.problem.connect(self._on_problem)
         thread.counterReady.connect(self._on_job_counter)
@@ -541,7 +606,7 @@ class MainWindow(QMainWindow):
         self._job_started = time.monotonic()
         self.act_cancel.setEnabled(True)
         self.progress.setRange(0, 0)
-        self.progress.setFormat(f"Reading {Path(job.paths[0]).name}")
+        self.progress.setFormat(f"Reading {Path(job.paths[0]).name}")  # until the thread reports
         self.progress.show()
         self.cancel_button.show()
         thread.start()
@@ -559,16 +624,50 @@ class MainWindow(QMainWindow):
         if self._current is None:
             self.select_first_request()
 
-    def _on_progress(self, generation: int, done: int, total: int, name: str) -> None:
+    def _on_rows_read(self, _generation: int, pairs: list[tuple[Row, Row]]) -> None:
+        """Pending rows were read in the background: each takes its full content in place."""
+        current_read = False
+        read = []
+        for row, full in pairs:
+            if row.pending:
+                row.absorb(full)
+                read.append(row)
+                current_read = current_read or row is self._current
+        self.request_model.rows_changed(read)
+        if current_read:
+            self.select_row(self._current, origin="read")
+
+    def _read_now(self, row: Row) -> None:
+        """The person selected a row not read yet: read it next (or now, if its loading has stopped)."""
+        thread = self._thread
+        if thread is not None and row.source in thread.job.paths and not thread.isFinished():
+            thread.prioritise(row)
+            return
+        if any(t.row is row for t in self._read_threads):
+            return
+        reader = ReadRowThread(row, self._cache, self._counter_spec, self)
+        reader.rowsRead.connect(self._on_rows_read)
+        reader.finished.connect(lambda r=reader: self._read_finished(r))
+        self._read_threads.append(reader)
+        self._show_busy(f"Reading {row.label}")
+        reader.start()
+
+    def _read_finished(self, reader: ReadRowThread) -> None:
+        if reader in self._read_threads:
+            self._read_threads.remove(reader)
+        reader.deleteLater()
+        self._hide_busy_if_idle()
+
+    def _on_progress(self, generation: int, done: int, total: int, text: str) -> None:
         if generation != self._generation:
             return
         if total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(min(done, total))
-            self.progress.setFormat(f"{name}: %v of %m")
+            self.progress.setFormat(text if "%" in text else f"{text}: %v of %m")
         else:
             self.progress.setRange(0, 0)
-            self.progress.setFormat(f"Reading {name}")
+            self.progress.setFormat(f"Reading {text}")
 
     def _on_problem(self, generation: int, level: str, text: str) -> None:
         self.report(level, text)
@@ -579,12 +678,15 @@ class MainWindow(QMainWindow):
         self._thread = None
         seconds = time.monotonic() - self._job_started
         if thread.cancelled:
-            self.report("warning", f"Loading cancelled; {self.request_model.rowCount()} rows kept")
+            unread = f", {thread.unread} not read yet (select one to read it)" if thread.unread else ""
+            self.report("warning", f"Loading cancelled; {self.request_model.rowCount()} rows kept{unread}")
         else:
             self.report("info", f"Loaded {', '.join(Path(p).name for p in thread.job.paths)} in {seconds:.1f} s")
         thread.deleteLater()
         self._hide_busy_if_idle()
         self._update_status()
+        if self._current is not None and self._current.pending:
+            self._read_now(self._current)  # selected after the thread stopped taking requests
         self._start_next_job()
 
     def cancel_loading(self) -> None:
@@ -593,7 +695,8 @@ class MainWindow(QMainWindow):
             self._thread.cancel()
 
     def is_idle(self) -> bool:
-        return self._thread is None and not self._jobs and not self._counter_pending
+        return (self._thread is None and not self._jobs and not self._counter_pending and not self._read_threads
+                and self.replay.is_idle())
 
     def _show_busy(self, text: str) -> None:
         self.progress.setRange(0, 0)
@@ -601,7 +704,7 @@ class MainWindow(QMainWindow):
         self.progress.show()
 
     def _hide_busy_if_idle(self) -> None:
-        if self.is_idle():
+        if self._thread is None and not self._jobs and not self._counter_pending and not self._read_threads:
             self.progress.hide()
             self.cancel_button.hide()
             self.act_cancel.setEnabled(False)
@@ -676,6 +779,27 @@ class MainWindow(QMainWindow):
         if row is None or row.result is None:
             self.report("warning", "Select a request with a result to save")
             return False
+        return self._write_result(row.result, path, f"{row.label} ({row.result.strategy})")
+
+    def save_replayed_dialog(self) -> None:
+        view = self._replay_view
+        if view is None or view.result is None:
+            self.report("warning", "Edit the replay first: there is no replayed result to save")
+            return
+        suggested = f"{self._current.label if self._current else 'request'}.replayed.result.json".replace("/", "_")
+        path, _ = QFileDialog.getSaveFileName(self, "Save replayed result as", suggested, "Result JSON (*.json)")
+        if path:
+            self.save_replayed_to(path)
+
+    def save_replayed_to(self, path: str) -> bool:
+        """Write the replayed result to a new file: never over the opened one (or any open file)."""
+        view = self._replay_view
+        if view is None or view.result is None:
+            self.report("warning", "Edit the replay first: there is no replayed result to save")
+            return False
+        return self._write_result(view.result, path, f"the replay of {self._current.label if self._current else ''}")
+
+    def _write_result(self, result: core.AssemblyResult, path: str, what: str) -> bool:
         target = Path(path).expanduser().resolve()
         protected = set(self._open) | {str(demo_request_path().resolve())}
         if str(target) in protected:
@@ -683,11 +807,11 @@ class MainWindow(QMainWindow):
                                  "pick another name")
             return False
         try:
-            target.write_text(row.result.to_json(), encoding="utf-8")
+            write_atomically(target, result.to_json())
         except OSError as exc:
             self.report("error", f"{target}: not saved: {exc.strerror or exc}")
             return False
-        self.report("info", f"Saved {row.label} ({row.result.strategy}) to {target}")
+        self.report("info", f"Saved {what} to {target}")
         return True
 
     # ------------------------------------------------------------------ selection (the one state)
@@ -741,11 +865,12 @@ class MainWindow(QMainWindow):
         self.select_item(current.data(SECTION_ROLE), current.data(ITEM_ID_ROLE), origin="tree")
 
     def select_row(self, row: Row | None, *, origin: str = "") -> None:
+        keep_item = self._selection if origin == "read" else (None, None)
         self._current = row
         self._selection = (None, None)
-        self._syncing = True
-        try:
-            if origin != "list":
+        if origin != "list":
+            self._syncing = True
+            try:
                 if row is None:
                     self.request_view.selectionModel().clearSelection()
                 else:
@@ -755,26 +880,60 @@ class MainWindow(QMainWindow):
                         self.request_view.selectionModel().setCurrentIndex(
                             index, QItemSelectionModel.SelectionFlag.ClearAndSelect
                             | QItemSelectionModel.SelectionFlag.Rows)
-            self.tree_model.set_result(row.result if row is not None else None)
-            self.tree.expandAll()
-            for col in (SectionTreeModel.C_NAME, SectionTreeModel.C_TOKENS):
-                self.tree.resizeColumnToContents(col)
-        finally:
-            self._syncing = False
-        self._show_current()
+            finally:
+                self._syncing = False
+        if row is not None and row.pending:
+            self._read_now(row)
+        self._setup_replay(row)
+        self._selection = keep_item
+        self._refresh_view()
         has_result = row is not None and row.result is not None
         self.act_save.setEnabled(has_result)
         self.act_close.setEnabled(row is not None)
+
+    @property
+    def shown_row(self) -> Row | None:
+        """What the bar, the tree and the detail tabs show: the replayed result while there is one."""
+        return self._replay_view if self._replay_view is not None else self._current
+
+    def _refresh_view(self) -> None:
+        """Every pane again from the selection state (a new row, or a new replay of it)."""
+        shown = self.shown_row
+        outcome = self._replay_outcome if self._replay_view is not None else None
+        diff = outcome.diff if outcome is not None else None
+        self._syncing = True
+        try:
+            self.tree_model.set_result(shown.result if shown is not None else None, diff=diff,
+                                       recorded=self._current.result if self._current is not None else None)
+            self.tree.setColumnHidden(SectionTreeModel.C_CHANGE, diff is None)
+            self.only_changes.setVisible(diff is not None)
+            self.act_only_changes.setEnabled(diff is not None)
+            self._expand_tree()
+            for col in (SectionTreeModel.C_NAME, SectionTreeModel.C_TOKENS):
+                self.tree.resizeColumnToContents(col)
+            if diff is not None:
+                self.tree.resizeColumnToContents(SectionTreeModel.C_CHANGE)
+        finally:
+            self._syncing = False
+        self._show_current()
         self._update_status()
 
     def _show_current(self) -> None:
-        row = self._current
-        self.bar.show_row(row)
-        self.detail.show_row(row, self._counter, self._cache.lock)
+        row, shown = self._current, self.shown_row
+        if self._replay_view is not None and row is not None and shown is not None:
+            outcome = self._replay_outcome
+            newly = frozenset((c.section, c.id) for c in outcome.diff.changes if c.kind == "newly dropped") \
+                if outcome is not None and outcome.diff is not None else frozenset()
+            self.bar.show_comparison(row, shown, newly)
+        else:
+            self.bar.show_row(row)
+        self.detail.show_row(shown, self._counter, self._cache.lock)
         section, item_id = self._selection
         if section is not None:
-            self.bar.highlight_section(section)
-            self.detail.show_item(section, item_id)
+            self.select_item(section, item_id, origin="refresh")
+
+    def _tree_index(self, section: str, item_id: str | None) -> QModelIndex:
+        return self.tree_proxy.index_for(section, item_id)
 
     def select_item(self, section: str | None, item_id: str | None, *, origin: str = "") -> None:
         if self._current is None or section is None:
@@ -783,7 +942,7 @@ class MainWindow(QMainWindow):
             item_id = None  # a finding may name an item the trace does not list; fall back to its section
         self._selection = (section, item_id)
         if origin != "tree":
-            index = self.tree_model.index_for(section, item_id)
+            index = self._tree_index(section, item_id)
             if index.isValid():
                 self._syncing = True
                 try:
@@ -796,6 +955,140 @@ class MainWindow(QMainWindow):
         self.detail.show_item(section, item_id)
         if origin not in ("request", "audit"):
             self.detail.request.select_item(section, item_id)
+
+    def _expand_tree(self) -> None:
+        """Every section open; while a replay is shown, only the sections it changed (and the selected
+        one), so the changes are what the eye lands on."""
+        diff = self.tree_model.diff
+        if diff is None or self.tree_proxy.only_changes:
+            self.tree.expandAll()
+            return
+        changed = {c.section for c in diff.changes} | {self._selection[0]}
+        for row in range(self.tree_proxy.rowCount()):
+            index = self.tree_proxy.index(row, 0)
+            self.tree.setExpanded(index, index.data(SECTION_ROLE) in changed)
+
+    def _only_changes_toggled(self, on: bool) -> None:
+        self.tree_proxy.set_only_changes(on)
+        self._expand_tree()
+        section, item_id = self._selection
+        if section is not None:
+            self.select_item(section, item_id, origin="refresh")
+
+    # ------------------------------------------------------------------ replay
+
+    def _setup_replay(self, row: Row | None) -> None:
+        """Point the replay at ``row``: the panel shows its recorded values (or why it is read-only).
+        The same recording read again (a reload, a new counter) keeps the edits the panel holds."""
+        if self.replay_panel.base is not None and self._replay_key is not None:
+            self._kept_edits = (self._replay_key, self.replay_panel.edits())
+        key = (row.source, row.index, row.strategy) if row is not None else None
+        if key is not None:
+            self._replay_key = key
+        self._replay_view = None
+        self._replay_outcome = None
+        self.replay_panel.set_replayed(False)
+        self.act_save_replayed.setEnabled(False)
+        if row is None:
+            self.replay.set_target(None, self._counter)
+            self.replay_panel.set_read_only("Select a request or a recorded result to replay it under other limits.")
+            return
+        try:
+            target = ReplayTarget(row)
+        except core.ContextInspectorError as exc:  # ReplayUnavailable: opens read-only
+            self.replay.set_target(None, self._counter)
+            self.replay_panel.set_read_only(f"Read-only: {exc}.")
+            return
+        self.replay.set_target(target, self._counter)
+        self.replay_panel.load(target.base(), self._replay_note(row, target))
+        kept_key, kept = self._kept_edits
+        if kept_key == key and not kept.is_empty():
+            self.replay_panel.apply_edits(kept)
+        self._replay_edits_changed()
+
+    @staticmethod
+    def _replay_note(row: Row, target: ReplayTarget) -> str:
+        what = {"plan": "plan request", "rag": "RAG windows request", "request": "request"}.get(
+            row.entry_kind or "", "recorded result")
+        if row.result is None:
+            return (f"{row.label}: the recording was rejected ({row.summary().removeprefix('rejected: ')}). "
+                    "Edit the limits to see what would fit.")
+        source = "its plan request" if target.is_plan else "its request"
+        return (f"Replaying {row.label} ({row.strategy}, from a {what}) from {source} with the current counter; "
+                "the tree and the bars mark what changes against the recording.")
+
+    def _replay_edits_changed(self) -> None:
+        """The panel's controls moved (or the row or the counter changed): replay, or show the recording."""
+        target = self.replay.target
+        if target is None or self._counter is None:
+            return
+        edits = self.replay_panel.edits()
+        self.replay_panel.whatif.set_edit_limit(self.replay_panel.limit.value())
+        if edits.is_empty() and not target.counter_differs(self._counter):
+            self.replay.cancel()
+            self.replay_panel.show_summary("Showing the recording: no edits yet.")
+            if self._replay_view is not None:
+                self._replay_view = None
+                self._replay_outcome = None
+                self.replay_panel.set_replayed(False)
+                self.act_save_replayed.setEnabled(False)
+                self._refresh_view()
+        else:
+            self.replay.request(edits)
+        if self.replay_dock.isVisible():
+            self.replay.request_sweep(edits)
+
+    def _replay_dock_shown(self, visible: bool) -> None:
+        if visible and self.replay.target is not None:
+            self.replay.request_sweep(self.replay_panel.edits())
+
+    def _on_replayed(self, outcome: ReplayOutcome) -> None:
+        row, target = self._current, self.replay.target
+        if row is None or target is None or target.row is not row:
+            return
+        if not outcome.ok:
+            # shown in place; the last good view stays
+            self.replay_panel.show_problem(outcome.error or "the replay failed")
+            self.report("info", f"Replay of {row.label}: {outcome.error}")
+            return
+        assert outcome.result is not None
+        self._replay_outcome = outcome
+        self._replay_view = Row(source=row.source, index=row.index, line=row.line, kind="replayed",
+                                label=f"{row.label} (replayed)", request=outcome.result.request,
+                                result=outcome.result, findings=outcome.findings,
+                                counter_name=self._counter.name if self._counter is not None else None,
+                                entry_kind=row.entry_kind, plan_request=row.plan_request, rag=row.rag)
+        self.replay_panel.set_replayed(True)
+        self.act_save_replayed.setEnabled(True)
+        self.replay_panel.show_summary(outcome_summary(row.result, outcome.result, outcome.diff))
+        self._refresh_view()
+
+    def _on_sweep(self, points: list) -> None:
+        target = self.replay.target
+        if target is None:
+            return
+        base = self.replay_panel.base
+        recorded = target.recorded
+        order = [e.section for e in recorded.trace] if recorded is not None else []
+        self.replay_panel.whatif.set_points(points, base.context_limit if base is not None else None, order)
+        self.replay_panel.whatif.set_edit_limit(self.replay_panel.limit.value())
+        if points:
+            top = max(p.value for p in points)
+            if top > self.replay_panel.limit.slider.maximum():
+                self.replay_panel.limit.slider.setMaximum(top)
+
+    def reset_replay(self) -> None:
+        """Every control back to the recorded value: the view shows the recording again."""
+        target = self.replay.target
+        if target is None or self._current is None:
+            return
+        self.replay_panel.load(target.base(), self._replay_note(self._current, target))
+        self._replay_edits_changed()
+
+    @property
+    def replay_outcome(self) -> ReplayOutcome | None:
+        """The replay shown now (None while the recording is)."""
+        return self._replay_outcome if self._replay_view is not None else None
 
     def select_finding(self, finding: core.Finding) -> None:
         if finding.section is not None:
@@ -819,6 +1112,12 @@ class MainWindow(QMainWindow):
             identity = row.result.counter
         elif self._counter is not None:
             identity = self._counter.identity
+        if self._counter is not None:
+            current = self._counter.identity
+            self.replay_panel.set_counter_text(current.model or current.name,
+                                               f"{current.name} ({current.kind})\nmodel {current.model}\n"
+                                               f"revision {current.revision}\n"
+                                               f"template sha256 {current.template_sha256}")
         if identity is not None:
             sha = (identity.template_sha256 or "")[:12] or "none"
             self.counter_label.setText(f"Counter: {identity.model or identity.name} · "
@@ -830,7 +1129,13 @@ class MainWindow(QMainWindow):
             self.counter_label.setText(f"Counter: building {self._counter_spec}…")
         else:
             self.counter_label.setText(f"Counter: unavailable ({self._counter_spec})")
-        if row is not None and row.input_tokens is not None:
+        shown = self._replay_view
+        if shown is not None and shown.result is not None:
+            recorded = f" (recorded {row.input_tokens} / {row.allowance})" if row is not None and \
+                row.input_tokens is not None else ""
+            self.tokens_label.setText(f"Replayed: input {shown.result.input_tokens} / {shown.result.input_budget} "
+                                      f"tokens{recorded}")
+        elif row is not None and row.input_tokens is not None:
             if row.kind == "rejected":
                 self.tokens_label.setText(f"Rejected: needs {row.input_tokens}, allowance {row.allowance}")
             else:
@@ -890,7 +1195,8 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop background work and wait for it, so no thread outlives the window."""
         self.cancel_loading()
-        for thread in (self._thread, self._counter_thread):
+        self.replay.shutdown()
+        for thread in (self._thread, self._counter_thread, *self._read_threads):
             if thread is not None and thread.isRunning():
                 thread.wait()
 

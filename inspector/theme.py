@@ -94,6 +94,27 @@ def section_sort_key(section: str) -> tuple[int, str]:
     return (len(core.SECTION_ORDER), section)
 
 
+def section_order(sections) -> list[str]:
+    """Known sections in prompt order, then the others in the order given: a plan's sections keep the
+    plan's own order (the trace lists them so)."""
+    names = list(dict.fromkeys(sections))
+    known = sorted((s for s in names if s in core.SECTION_ORDER), key=core.SECTION_ORDER.index)
+    return known + [s for s in names if s not in core.SECTION_ORDER]
+
+
+# How a replay changed an item (core.replay's ItemChange.kind): glyph and colour, never colour alone.
+CHANGE_STYLES: dict[str, DecisionStyle] = {
+    "newly kept": DecisionStyle("▲", "#2E7D32", "newly kept"),
+    "newly dropped": DecisionStyle("▼", "#C62828", "newly dropped"),
+    "newly summarised": DecisionStyle("Σ", "#B26A00", "newly summarised"),
+    "changed": DecisionStyle("≠", "#1565C0", "changed"),
+}
+
+
+def change_style(kind: str) -> DecisionStyle | None:
+    return CHANGE_STYLES.get(kind)
+
+
 def decision_style(decision: str) -> DecisionStyle:
     return DECISION_STYLES.get(decision, UNKNOWN_DECISION)
 

@@ -6,9 +6,11 @@ The counter is built once per spec and shared (building the embedded one takes m
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,12 +18,13 @@ from PySide6.QtCore import QThread, Signal
 
 import core
 
-from .document import Row, invalid_row, rows_from_entry
+from .document import Row, invalid_row, pending_row, read_pending, rows_from_entry, unreadable_line
 
 log = logging.getLogger("inspector")
 
 BATCH_ROWS = 100
 BATCH_SECONDS = 0.05
+LISTED_BATCH = 5000  # rows listed from a JSONL index per batch (they carry only their summary)
 MAX_ENTRY_MESSAGES = 5  # per file; the rest are summarised so a bad JSONL does not flood the log
 
 
@@ -98,10 +101,16 @@ class LoadJob:
 
 
 class LoadThread(QThread):
-    """Reads the job's files record by record, assembles requests, audits results, sends rows in batches."""
+    """Reads the job's files record by record, assembles requests, audits results, sends rows in batches.
+
+    A JSONL file is indexed first (``core.index_jsonl``): every line is listed at once from its summary
+    as a pending row, then each is read, validated and assembled in the background, in list order, a
+    row the person selects first (``prioritise``).
+    """
 
     batchReady = Signal(int, object)  # generation, list[Row]
-    progress = Signal(int, int, int, str)  # generation, done, total (0 = unknown), file name
+    rowsRead = Signal(int, object)  # generation, list[(pending Row, full Row)]
+    progress = Signal(int, int, int, str)  # generation, done, total (0 = unknown), progress bar format
     problem = Signal(int, str, str)  # generation, level ("error"/"warning"/"info"), one-line message
     counterReady = Signal(int, object)  # generation, counter (or None when it cannot be built)
 
@@ -110,10 +119,18 @@ class LoadThread(QThread):
         self.job = job
         self._cache = cache
         self._cancel = threading.Event()
+        self._priority: deque[Row] = deque()
+        self._priority_lock = threading.Lock()
         self.cancelled = False
+        self.unread = 0  # pending rows left unread when the job ended (cancelled)
 
     def cancel(self) -> None:
         self._cancel.set()
+
+    def prioritise(self, row: Row) -> None:
+        """Read ``row`` next (the person selected it while it was still pending)."""
+        with self._priority_lock:
+            self._priority.append(row)
 
     def run(self) -> None:
         gen = self.job.generation
@@ -131,7 +148,10 @@ class LoadThread(QThread):
         self.counterReady.emit(gen, counter)
         # A full (oldest-generation) collection over thousands of fresh results holds the GIL for
         # 100 ms or more, freezing the GUI thread. While loading, only the young generations are
-        # collected, once per batch, here; the collector's own schedule resumes afterwards.
+        # collected, once per batch, here; the collector's own schedule resumes afterwards. What was
+        # loaded lives as long as its file is open, so it is moved out of the collector's sight
+        # (gc.freeze) rather than scanned by the full collection its arrival would otherwise set off;
+        # it is still freed by reference counting when the file is closed.
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -140,11 +160,16 @@ class LoadThread(QThread):
                     break
                 self._load_file(path, counter, counter_error)
         finally:
+            gc.collect(1)
+            gc.freeze()
             if collecting:
                 gc.enable()
         self.cancelled = self._cancel.is_set()
 
     def _load_file(self, path: str, counter: core.TokenCounter | None, counter_error: str | None) -> None:
+        if is_jsonl_file(path):
+            self._load_jsonl(path, counter, counter_error)
+            return
         gen = self.job.generation
         name = Path(path).name
         pending: list[Row] = []
@@ -198,6 +223,150 @@ class LoadThread(QThread):
         self.progress.emit(gen, index + 1, max(total, index + 1), name)
 
 
+    # ---- JSONL: list every line from the index, then read them in the background
+
+    def _load_jsonl(self, path: str, counter: core.TokenCounter | None, counter_error: str | None) -> None:
+        gen = self.job.generation
+        name = Path(path).name
+
+        def indexed(done: int, total: int) -> None:
+            self.progress.emit(gen, done, max(total, 1), f"Indexing {name}: %p%")
+
+        try:
+            index = core.index_jsonl(path, progress=indexed, should_stop=self._cancel.is_set)
+        except core.ContextInspectorError as exc:
+            self.problem.emit(gen, "error", str(exc))
+            return
+        except Exception as exc:  # never a traceback to the person
+            log.exception("indexing %s", path)
+            self.problem.emit(gen, "error", f"{path}: cannot be read ({type(exc).__name__}: {exc})")
+            return
+        if index is None:  # cancelled while indexing
+            return
+        listed: list[Row] = []
+        pending: list[Row] = []
+        bad_entries = 0
+        for summary in index.rows:
+            if summary.kind == "error":
+                row = unreadable_line(path, index, summary)
+                bad_entries += 1
+                if bad_entries <= MAX_ENTRY_MESSAGES:
+                    self.problem.emit(gen, "error", row.error or "unreadable line")
+            else:
+                row = pending_row(path, index, summary, demo=self.job.demo)
+                pending.append(row)
+            listed.append(row)
+            if len(listed) >= LISTED_BATCH:
+                self.batchReady.emit(gen, listed)
+                listed = []
+        if listed:
+            self.batchReady.emit(gen, listed)
+        if bad_entries > MAX_ENTRY_MESSAGES:
+            self.problem.emit(gen, "error", f"{path}: {bad_entries - MAX_ENTRY_MESSAGES} more lines could not be "
+                                            "read; they are listed as unreadable rows")
+        self._read_rows(pending, counter, counter_error, name)
+
+    def _next_row(self, queue: deque[Row]) -> Row | None:
+        with self._priority_lock:
+            while self._priority:
+                row = self._priority.popleft()
+                if row.pending:
+                    return row
+        while queue:
+            row = queue.popleft()
+            if row.pending:
+                return row
+        return None
+
+    def _read_rows(self, rows: list[Row], counter: core.TokenCounter | None, counter_error: str | None,
+                   name: str) -> None:
+        gen = self.job.generation
+        queue = deque(rows)
+        total = len(rows)
+        done: list[tuple[Row, Row]] = []
+        count = bad = 0
+        last_flush = time.monotonic()
+        self.progress.emit(gen, 0, total, f"Reading {name}: %v of %m")
+        while not self._cancel.is_set():
+            with self._priority_lock:
+                urgent = bool(self._priority)
+            row = self._next_row(queue)
+            if row is None:
+                break
+            try:
+                with self._cache.lock:
+                    full = read_pending(row, counter, counter_error)
+                time.sleep(0)  # let a GUI thread waiting for the counter's lock take it between rows
+            except Exception as exc:  # a bug must not stop the other rows
+                log.exception("reading %s", row.where)
+                full = invalid_row(row.source, row.index, row.line, f"{row.where}: cannot be read "
+                                                                     f"({type(exc).__name__}: {exc})", None)
+            if full.kind == "invalid":
+                bad += 1
+                if bad <= MAX_ENTRY_MESSAGES:
+                    self.problem.emit(gen, "error", full.error or f"{row.where}: cannot be read")
+            done.append((row, full))
+            count += 1
+            if urgent or len(done) >= BATCH_ROWS or time.monotonic() - last_flush >= BATCH_SECONDS:
+                self.rowsRead.emit(gen, done)
+                done = []
+                gc.collect(1)
+                last_flush = time.monotonic()
+                self.progress.emit(gen, count, total, f"Reading {name}: %v of %m")
+        if done:
+            self.rowsRead.emit(gen, done)
+        if bad > MAX_ENTRY_MESSAGES:
+            self.problem.emit(gen, "error", f"{bad - MAX_ENTRY_MESSAGES} more entries of {name} could not be read; "
+                                            "they are listed as unreadable rows")
+        self.unread += sum(1 for r in queue if r.pending)
+        self.progress.emit(gen, count, max(total, 1), f"Reading {name}: %v of %m")
+
+
+class ReadRowThread(QThread):
+    """Reads one pending row on demand (selected after its loading was cancelled)."""
+
+    rowsRead = Signal(int, object)  # 0, [(pending Row, full Row)]
+
+    def __init__(self, row: Row, cache: CounterCache, counter_spec: str, parent=None) -> None:
+        super().__init__(parent)
+        self.row = row
+        self._cache = cache
+        self._spec = counter_spec
+
+    def run(self) -> None:
+        counter, error = None, None
+        try:
+            counter = self._cache.get(self._spec)
+        except Exception as exc:
+            error = str(exc)
+        try:
+            with self._cache.lock:
+                full = read_pending(self.row, counter, error)
+        except Exception as exc:
+            log.exception("reading %s", self.row.where)
+            full = invalid_row(self.row.source, self.row.index, self.row.line,
+                               f"{self.row.where}: cannot be read ({type(exc).__name__}: {exc})", None)
+        self.rowsRead.emit(0, [(self.row, full)])
+
+
+def is_jsonl_file(path: str) -> bool:
+    """JSON Lines: a first line that is a whole JSON object, and more after it (the core's own test)."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline()
+            rest = handle.read(4096)
+    except OSError:
+        return False
+    first = first.removeprefix(b"\xef\xbb\xbf").strip()
+    if not first.startswith(b"{") or not rest.strip():
+        return False
+    try:
+        json.loads(first)
+    except ValueError:
+        return False
+    return True
+
+
 def _is_array_file(path: str) -> bool:
     try:
         with open(path, "rb") as handle:
@@ -213,3 +382,55 @@ def _count_records(path: str) -> int:
             return sum(1 for line in handle if line.strip())
     except OSError:
         return 0
+
+
+class LatestJobThread(QThread):
+    """Runs jobs one at a time off the GUI thread; a job submitted while another waits replaces it, so
+    the newest request always runs next and a burst of edits costs one run, not one per edit.
+
+    ``done(generation, value)`` reports what a job returned; a job is called with its generation.
+    """
+
+    done = Signal(int, object)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._cond = threading.Condition()
+        self._job: tuple[int, object] | None = None
+        self._stopping = False
+        self.latest = 0
+
+    def submit(self, generation: int, job) -> None:
+        with self._cond:
+            self._job = (generation, job)
+            self.latest = generation
+            self._cond.notify()
+        if not self.isRunning():
+            self.start()
+
+    def is_stale(self, generation: int) -> bool:
+        """A newer job was submitted after ``generation`` (a long job checks this to stop early)."""
+        return generation != self.latest or self._stopping
+
+    def run(self) -> None:
+        while True:
+            with self._cond:
+                while self._job is None and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                generation, job = self._job
+                self._job = None
+            try:
+                value = job(generation)
+            except Exception as exc:  # jobs report their own errors; this is a bug, kept off the person's screen
+                log.exception("background job %d", generation)
+                value = exc
+            self.done.emit(generation, value)
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._job = None
+            self._cond.notify()
+        self.wait()

@@ -14,6 +14,15 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 @pytest.fixture(scope="session", autouse=True)
+def none_guard():
+    """The app's guard against PySide6 6.12's leak of references to None on CPython 3.11 (see
+    inspector/qtfix.py): a whole test session makes enough Qt calls to abort the interpreter without it."""
+    from inspector.qtfix import guard_none_refcount
+
+    return guard_none_refcount()
+
+
+@pytest.fixture(scope="session", autouse=True)
 def isolated_settings(tmp_path_factory: pytest.TempPathFactory):
     """Point QSettings (and any child process) at a temporary directory: tests never touch real settings."""
     from PySide6.QtCore import QSettings

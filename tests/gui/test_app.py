@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QPointF, QSize, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSize, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeySequence
 from PySide6.QtWidgets import QMenu
 
@@ -79,6 +79,24 @@ def test_screenshot_of_a_bad_file_fails_with_a_message(qapp, counter, tmp_path, 
 def test_screenshot_needs_something_to_show(qapp, tmp_path, capsys):
     assert inspector_app.main(["--screenshot", str(tmp_path / "x.png")]) == 2
     assert "needs a FILE or --demo" in capsys.readouterr().err
+
+
+def test_the_app_survives_many_qt_calls(tmp_path):
+    """PySide6 6.12 on CPython 3.11 loses a reference to None on each void Qt call; the app's guard keeps
+    the interpreter from aborting after a while of use (inspector/qtfix.py)."""
+    script = ("import sys\n"
+              "from inspector.app import _make_app\n"
+              "from PySide6.QtWidgets import QLabel\n"
+              "app = _make_app()\n"
+              "label = QLabel()\n"
+              "for _ in range(300000):\n"
+              "    label.setText('x'); label.parent()\n"
+              "print('done')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=_env(tmp_path),
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "done"
+    assert "Fatal Python error" not in done.stderr
 
 
 def test_gui_script_entry_point_is_declared():
@@ -170,7 +188,7 @@ def test_nothing_is_written_when_opening(open_and_wait, fixtures_dir):
 def test_dropping_files_opens_them(window, qtbot, fixtures_dir):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(fixtures_dir / "rag_tight.result.json"))])
-    enter = QDragEnterEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     window.dragEnterEvent(enter)
     assert enter.isAccepted()
@@ -181,7 +199,7 @@ def test_dropping_files_opens_them(window, qtbot, fixtures_dir):
     assert window.current_row.label == "rag-tight"
     remote = QMimeData()
     remote.setUrls([QUrl("https://example.invalid/x.json")])
-    refused = QDragEnterEvent(QPointF(5, 5), Qt.DropAction.CopyAction, remote, Qt.MouseButton.LeftButton,
+    refused = QDragEnterEvent(QPoint(5, 5), Qt.DropAction.CopyAction, remote, Qt.MouseButton.LeftButton,
                               Qt.KeyboardModifier.NoModifier)
     window.dragEnterEvent(refused)
     assert not refused.isAccepted()
@@ -271,3 +289,33 @@ def test_screenshot_can_pick_the_row_and_tab(qapp, counter, tmp_path, monkeypatc
     assert shown["row"].strategy == "naive_truncate" and shown["tab"] == 2
     assert inspector_app.main([str(result), "--row", "5", "--screenshot", str(out)]) == 2
     assert "--row 5: the list has 1 row" in capsys.readouterr().err
+
+
+def test_screenshot_can_show_a_replay(qapp, counter, tmp_path, monkeypatch):
+    from inspector.mainwindow import MainWindow as Window
+
+    shown = {}
+    original = Window.grab
+
+    def grab(self, *args):
+        shown["dock"] = self.replay_dock.isVisible()
+        shown["outcome"] = self.replay_outcome
+        shown["points"] = len(self.replay_panel.whatif.points)
+        return original(self, *args)
+
+    monkeypatch.setattr(Window, "grab", grab)
+    out = tmp_path / "replay.png"
+    assert inspector_app.main(["--demo", "--replay-limit", "900", "--screenshot", str(out)]) == 0
+    assert shown["dock"] and shown["points"] > 0
+    assert shown["outcome"].result.context_limit == 900
+    assert any(c.kind == "newly dropped" for c in shown["outcome"].diff.changes)
+    assert QImage(str(out)).size() == QSize(*inspector_app.SCREENSHOT_SIZE)
+
+
+def test_replay_limit_on_the_command_line_replays_once_loaded(window, qtbot):
+    window.open_demo()
+    inspector_app._replay_once_loaded(window, 900)
+    assert window.replay_dock.isVisible()
+    qtbot.waitUntil(lambda: window.replay_outcome is not None and window.is_idle(), timeout=60000)
+    assert window.replay_outcome.result.context_limit == 900
+    assert window.replay_panel.limit.value() == 900

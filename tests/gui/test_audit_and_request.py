@@ -162,7 +162,7 @@ def test_findings_are_underlined_and_a_finding_jumps_to_its_span(open_and_wait, 
     assert request.selected_span() == (start, end)
     # selecting an item in the tree scrolls the request text to its region
     passage = next(r for r in request.view.regions if r.section == "evidence")
-    window.tree.setCurrentIndex(window.tree_model.index_for("evidence", passage.item_id))
+    window.tree.setCurrentIndex(window.tree_proxy.index_for("evidence", passage.item_id))
     assert request.selected_span() == (passage.start, passage.end)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import core
+from core.replay import diff, replay
 from inspector.mainwindow import MainWindow
 from inspector.settings import Settings
 
@@ -53,3 +54,31 @@ def test_remembered_counter_that_fails_falls_back_to_the_embedded_one(qtbot, cou
     assert window.counter is not None and window.counter.name == core.DEFAULT_COUNTER
     assert any("Falling back to the embedded counter" in text for _, text in window.messages)
     window.shutdown()
+
+
+def test_a_recording_is_replayed_with_the_chosen_counter(open_and_wait, qtbot, fixtures_dir, toy_tokenizer):
+    """The counter is one of the replay's edits: a recording counted with another tokenizer is replayed
+    with the chosen one and marked against it, even before any limit moves."""
+    window = open_and_wait(fixtures_dir / "demo.result.json")
+    window.act_replay.trigger()
+    assert window.replay_outcome is None
+    spec = f"hf:{toy_tokenizer}"
+    window.set_counter_spec(spec)
+    qtbot.waitUntil(lambda: window.is_idle() and window.counter_spec == spec and window.replay_outcome is not None,
+                    timeout=60000)
+    recorded = core.load_result(fixtures_dir / "demo.result.json")
+    toy = core.make_counter(spec)
+    expected = replay(recorded, counter=toy)
+    outcome = window.replay_outcome
+    assert outcome.result.counter.name == spec and outcome.result.trace == expected.trace
+    assert outcome.diff == diff(recorded, expected)
+    assert window.replay_panel.counter_label.text() == "toy-model"
+    assert window.bar.comparing
+    # edits made before going back to the embedded counter stay: the file is read again, the edits are kept
+    window.replay_panel.set_limit(900)
+    qtbot.waitUntil(lambda: window.is_idle() and window.replay_outcome.edits.context_limit == 900, timeout=60000)
+    window.act_default_counter.trigger()
+    qtbot.waitUntil(lambda: window.is_idle() and window.counter_spec == core.DEFAULT_COUNTER, timeout=60000)
+    assert window.replay_panel.limit.value() == 900
+    outcome = window.replay_outcome
+    assert outcome.edits.context_limit == 900 and outcome.result.counter.name == core.DEFAULT_COUNTER

@@ -68,12 +68,15 @@ def test_wrong_shape_entries_in_jsonl_are_listed_with_their_line(window, qtbot, 
         core.has_errors(model.row_at(i).findings) for i in (0, 2))
 
 
-def test_malformed_line_stops_the_file_but_keeps_earlier_rows(window, qtbot, fixtures_dir, tmp_path):
-    good = (fixtures_dir / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()[:2]
+def test_malformed_line_is_listed_with_its_line_and_the_other_rows_stay(window, qtbot, fixtures_dir, tmp_path):
+    good = (fixtures_dir / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()[:3]
     bad = tmp_path / "truncated.jsonl"
-    bad.write_text("\n".join(good + ['{"format": "context-inspector/result@1", "messa']) + "\n", encoding="utf-8")
+    bad.write_text("\n".join(good[:2] + ['{"format": "context-inspector/result@1", "messa', good[2]]) + "\n",
+                   encoding="utf-8")
     _open(window, qtbot, bad)
-    assert window.request_model.rowCount() == 2
+    model = window.request_model
+    assert [model.row_at(i).kind for i in range(4)] == ["result", "result", "invalid", "result"]
+    assert f"{bad}:3:" in model.row_at(2).error and "malformed JSON" in model.row_at(2).error
     message = window.message_bar.message()
     assert f"{bad}:3:" in message and "malformed JSON" in message
 

@@ -57,6 +57,9 @@ def test_thousand_requests_load_without_blocking_the_event_loop(window, qtbot, t
     qtbot.waitUntil(lambda: window.progress.isVisible(), timeout=5000)
     qtbot.waitUntil(lambda: window.request_model.rowCount() > 0, timeout=20000)
     first_rows = time.perf_counter() - started
+    # the index lists every line at once, from its summary; each is read and assembled afterwards
+    assert window.request_model.rowCount() == 1000
+    assert window.request_model.row_at(999).label == "req-0999"
     qtbot.waitUntil(window.is_idle, timeout=180000)
     meter.stop()
     total = time.perf_counter() - started
@@ -69,15 +72,26 @@ def test_thousand_requests_load_without_blocking_the_event_loop(window, qtbot, t
     assert not window.progress.isVisible()
 
 
-def test_cancel_keeps_what_was_loaded(window, qtbot, tmp_path):
+def test_cancel_keeps_what_was_read_and_a_selected_row_is_still_read(window, qtbot, tmp_path, counter):
     path = tmp_path / "many.requests.jsonl"
     _write_requests(path, 1000)
     window.open_files([str(path)])
-    qtbot.waitUntil(lambda: window.request_model.rowCount() > 0, timeout=20000)
+    model = window.request_model
+    # the first row is read first (it is selected); cancel while the others are still being read
+    qtbot.waitUntil(lambda: model.rowCount() > 0 and not model.row_at(0).pending, timeout=20000)
     assert window.cancel_button.isVisible() and window.act_cancel.isEnabled()
     window.cancel_button.click()
     qtbot.waitUntil(window.is_idle, timeout=20000)
-    loaded = window.request_model.rowCount()
-    assert 0 < loaded < 1000
+    assert model.rowCount() == 1000  # every line is listed from the index at once
+    unread = [i for i in range(1000) if model.row_at(i).pending]
+    assert 0 < len(unread) < 1000
     assert "Loading cancelled" in window.message_bar.message()
+    assert f"{len(unread)} not read yet" in window.message_bar.message()
     assert not window.cancel_button.isVisible()
+    pending = model.row_at(unread[-1])
+    assert model.index(unread[-1], model.C_AUDIT).data() == "not read yet"
+    window.select_row(pending)
+    qtbot.waitUntil(lambda: not pending.pending and window.is_idle(), timeout=20000)
+    assert pending.kind == "assembled" and window.current_row is pending
+    assert window.tree_model.result is pending.result
+    assert pending.result.request.id == pending.label

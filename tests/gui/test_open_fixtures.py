@@ -126,7 +126,7 @@ def test_demo_opens_request_and_its_baseline(open_and_wait, counter):
 def test_selection_is_shared_by_every_pane(open_and_wait, qtbot, fixtures_dir):
     window = open_and_wait(fixtures_dir / "demo.result.json")
     # tree -> detail, bar
-    index = window.tree_model.index_for("evidence", "rb-backups")
+    index = window.tree_proxy.index_for("evidence", "rb-backups")
     window.tree.setCurrentIndex(index)
     assert window.selection == ("evidence", "rb-backups")
     assert window.detail.shown_item() == ("evidence", "rb-backups")
