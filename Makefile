@@ -26,6 +26,8 @@ screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector --demo --screenshot resources/screenshots/demo.png
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/rag_tight.result.json --screenshot resources/screenshots/rag_tight.png
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/rag_literal_boundary.result.json fixtures/rag_literal_boundary.baseline.json --screenshot resources/screenshots/literal_boundary.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/demo.result.json fixtures/demo.baseline.json --row 2 --tab audit --screenshot resources/screenshots/demo_baseline_audit.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector --demo --replay-limit 900 --screenshot resources/screenshots/replay.png
 
 # the app icon's PNGs, from resources/icons/context-inspector.svg
 icons: $(STAMP)
