@@ -50,6 +50,9 @@ class _Builder:
         self.counter = counter
         self.full_counts = 0  # complete-request tokenisations this assembly made
         self.probe_counts = 0  # small probe requests (one or two items) it tokenised
+        parts = (request.instructions, request.tools, request.history, request.current, request.tool_exchanges,
+                 request.evidence)
+        self._memo = (_selection_memo(counter), parts, tuple(map(id, parts)))
         self.selection = Selection()
         self.tokens = self.count(self.selection)
         self.trace: list[TraceEntry] = [TraceEntry(
@@ -59,13 +62,10 @@ class _Builder:
     def _render_count(self, selection: Selection) -> int:
         """The counter's count of ``selection``'s render, remembered per request content: a replay
         shares the unchanged parts of its request, so it neither renders nor tokenises them again."""
-        memo = _selection_memo(self.counter)
-        parts = (self.request.instructions, self.request.tools, self.request.history, self.request.current,
-                 self.request.tool_exchanges, self.request.evidence)
-        key = (tuple(map(id, parts)), selection)
+        memo, parts, parts_key = self._memo
+        key = (parts_key, selection)
         hit = memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], parts)):
-            memo.move_to_end(key)
             return hit[0]
         rendered = render(self.request, selection)
         value = self.counter.count(rendered.messages, rendered.tools)

@@ -78,7 +78,7 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int | None, Any]]:
     stripped = text.lstrip()
     if not stripped:
         raise InputFileError(str(path), "the file is empty")
-    if _is_jsonl(stripped):
+    if looks_like_jsonl(stripped):
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 yield number, _decode(line, str(path), line_offset=number - 1)
@@ -91,7 +91,9 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int | None, Any]]:
         yield None, value
 
 
-def _is_jsonl(stripped: str) -> bool:
+def looks_like_jsonl(text: str) -> bool:
+    """Several JSON objects, one per line (the first line is a whole object and more follow)."""
+    stripped = text.lstrip()
     if not stripped.startswith("{"):
         return False
     first, _, rest = stripped.partition("\n")

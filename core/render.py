@@ -71,6 +71,13 @@ class Selection:
     turns: tuple[int, ...] = ()
     evidence: tuple[int, ...] = ()
 
+    def __hash__(self) -> int:  # selections key the count caches: hash the tuples once
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.instructions, self.tools, self.question, self.exchanges, self.turns, self.evidence))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
     def add(self, **changes) -> "Selection":
         values = {k: getattr(self, k) for k in ("instructions", "tools", "question", "exchanges", "turns", "evidence")}
         for key, value in changes.items():

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ..loading import read_text
+from ..loading import looks_like_jsonl, read_text
 from .model import FormatError, ImportNote
 
 # Key names that give a format away even in a file cut off half-way.
@@ -99,25 +99,11 @@ def _json_error(path: str, text: str, exc: json.JSONDecodeError, line_offset: in
     return FormatError(path, guess_format(text), "", problem, line=exc.lineno + line_offset, column=exc.colno)
 
 
-def _looks_like_jsonl(text: str) -> bool:
-    stripped = text.lstrip()
-    if not stripped.startswith("{"):
-        return False
-    first_line, _, rest = stripped.partition("\n")
-    if not rest.strip():
-        return False
-    try:
-        json.loads(first_line)
-    except json.JSONDecodeError:
-        return False
-    return True
-
-
 def parse_text(text: str, path: str) -> Parsed:
     stripped = text.lstrip()
     if not stripped:
         raise FormatError(path, "unknown", "", "the file is empty")
-    if _looks_like_jsonl(text):
+    if looks_like_jsonl(text):
         records: list[tuple[int | None, Any]] = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():

@@ -11,27 +11,16 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import io
 import pstats
-import time
 
 from core import assemble, audit, make_counter, parse_request
 from core.replay import Edits, diff, replay
 
+from .bench_assembly import best
 from .workload import large_request
 
 TARGET = 1.5
-
-
-def best(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def bench(spec: str | None, limits: list[int], repeats: int, profile: bool) -> None:
