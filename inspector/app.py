@@ -26,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="See exactly what an LLM request carried: the budget, every item's decision, the rendered "
                     "request and its audit.")
     parser.add_argument("files", nargs="*", metavar="FILE",
-                        help="request JSON (assembled on open), recorded result JSON, or JSONL of many")
+                        help="request JSON (assembled on open), recorded result JSON, or JSONL of many; or a "
+                             "provider's request body, trace export (OTLP JSON/JSONL, Langfuse, Phoenix) or VCR "
+                             "cassette, told apart by content and counted on open")
     parser.add_argument("--demo", action="store_true",
                         help="open the bundled demo request with its naive baseline beside it")
     parser.add_argument("--counter", metavar="SPEC",

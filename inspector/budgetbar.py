@@ -3,7 +3,9 @@
 Main lane, left to right: each section's sent tokens in its colour (template overhead first, prompt
 order), the free part of the input allowance, then the safety margin and the output reserve up to
 the context limit. The lane below starts at the allowance line and carries what was dropped,
-ghosted and hatched, so the eye sees what did not fit. Plot items are created once and updated.
+ghosted and hatched, so the eye sees what did not fit. For an imported provider request (nothing
+is dropped there) the lower lane shows the provider's own input-token count as a bar, and a dotted
+line carries it up to ours, so the drift is seen. Plot items are created once and updated.
 
 While a replay is shown (``show_comparison``) the recording gets a lane of its own above: two
 stacked bars one above the other on the same token axis, each with its own limit and allowance
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QCursor, QFontMetrics, QPainter, QPalette, QPen
-from PySide6.QtWidgets import QLabel, QLayout, QLayoutItem, QSizePolicy, QToolTip, QVBoxLayout, QWidget, QWidgetItem
+from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QLayout, QLayoutItem, QSizePolicy, QToolTip, QVBoxLayout, QWidget, QWidgetItem
 
 import core
 
@@ -30,6 +32,7 @@ LANES = {"main": MAIN_LANE, "dropped": DROP_LANE, "recorded": RECORDED_LANE}
 Y_RANGE = (-1.0, 1.6)
 COMPARISON_Y_RANGE = (-1.0, 2.5)
 HEIGHT, COMPARISON_HEIGHT = 140, 200
+PROVIDER_COLOUR = "#CC3311"  # the provider's own count: a colour no section uses
 
 
 @dataclass(frozen=True)
@@ -239,6 +242,14 @@ class BudgetBar(QWidget):
         for mark in (self._limit_marks, self._allowance_marks, *self._mark_labels):
             self.plot.addItem(mark)
             mark.hide()
+        # an imported request: where the provider's reported input tokens end, against our count
+        self._provider_mark = pg.PlotCurveItem()
+        self._provider_bar = QGraphicsRectItem()
+        self._provider_label = pg.TextItem(anchor=(0, 0.5))
+        for mark in (self._provider_bar, self._provider_mark, self._provider_label):
+            self.plot.addItem(mark)
+            mark.hide()
+        self.provider_tokens: int | None = None
 
         self.legend = Legend(self)
         self.legend.setAccessibleName("Budget bar legend")
@@ -272,6 +283,13 @@ class BudgetBar(QWidget):
         for line in (self._allowance, self._limit):
             line.label.setColor(text)
             line.label.fill = pg.mkBrush(theme.with_alpha(pal.color(QPalette.ColorRole.Base), 220))
+        self._provider_mark.setPen(pg.mkPen(QColor(PROVIDER_COLOUR), width=3, style=Qt.PenStyle.DotLine))
+        bar_pen = QPen(QColor(PROVIDER_COLOUR), 2)
+        bar_pen.setCosmetic(True)  # pixels, not tokens: the view is scaled
+        self._provider_bar.setPen(bar_pen)
+        self._provider_bar.setBrush(QBrush(theme.with_alpha(QColor(PROVIDER_COLOUR), 28)))
+        self._provider_label.setColor(QColor(PROVIDER_COLOUR) if not theme.is_dark(pal) else text)
+        self._provider_label.fill = pg.mkBrush(theme.with_alpha(pal.color(QPalette.ColorRole.Base), 220))
         for label in self._mark_labels:
             label.setColor(text)
             label.fill = pg.mkBrush(theme.with_alpha(pal.color(QPalette.ColorRole.Base), 220))
@@ -295,6 +313,7 @@ class BudgetBar(QWidget):
         self._selected_section = None
         self.segments = self._segments_for(row)
         self._set_mode(comparison=False)
+        self._update_provider_mark(row)
         self._update_lines(row)
         self._update_caption(row)
         self.legend.set_entries(self._legend_entries())
@@ -313,6 +332,7 @@ class BudgetBar(QWidget):
             if replayed.result is not None else []
         self.segments = upper + lower
         self._set_mode(comparison=True)
+        self._update_provider_mark(None)
         self._update_marks(recorded, replayed)
         self._update_comparison_caption(recorded, replayed, note)
         self.legend.set_entries(self._legend_entries())
@@ -358,6 +378,27 @@ class BudgetBar(QWidget):
             return _rejection_segments(row, "dropped", "main") if row.kind == "rejected" else []
         return _result_segments(row.result, "main", drops="dropped")
 
+    def _update_provider_mark(self, row: Row | None) -> None:
+        extra = (row.result.model_extra or {}) if row is not None and row.result is not None else {}
+        theirs = extra.get("provider_input_tokens") if row is not None and row.imported is not None else None
+        self.provider_tokens = theirs if isinstance(theirs, int) else None
+        if self.provider_tokens is None:
+            for mark in (self._provider_bar, self._provider_mark, self._provider_label):
+                mark.hide()
+            return
+        x = float(self.provider_tokens)
+        self._provider_mark.setData([x, x], [DROP_LANE[1], MAIN_LANE[1] + 0.12])
+        y0, y1 = DROP_LANE[0] + 0.12, DROP_LANE[1]
+        self._provider_bar.setRect(QRectF(0.0, y0, x, y1 - y0))
+        self.plot.getPlotItem().getAxis("left").setTicks([[(sum(MAIN_LANE) / 2, "ours"),
+                                                            (sum(DROP_LANE) / 2, "provider")]])
+        drift = extra.get("count_drift")
+        self._provider_label.setText(f"provider {self.provider_tokens}"
+                                     + (f" · drift {drift:+d}" if isinstance(drift, int) else ""))
+        self._provider_label.setPos(x, sum(DROP_LANE) / 2)
+        for mark in (self._provider_bar, self._provider_mark, self._provider_label):
+            mark.show()
+
     def _update_lines(self, row: Row | None) -> None:
         allowance, limit = _limits(row)
         for line, value, text in ((self._allowance, allowance, "allowance"), (self._limit, limit, "context limit")):
@@ -367,7 +408,7 @@ class BudgetBar(QWidget):
             line.setValue(value)
             line.show()
             line.label.setFormat(f"{text} {value}")  # pyqtgraph ignores a new format while the line is hidden
-        right = max([s.x1 for s in self.segments] + [limit or 0, allowance or 0, 1])
+        right = max([s.x1 for s in self.segments] + [limit or 0, allowance or 0, self.provider_tokens or 0, 1])
         # room on the right for the context-limit label
         self.view.setXRange(0, right * 1.13, padding=0)
         self.view.setYRange(*Y_RANGE, padding=0)
@@ -450,6 +491,9 @@ class BudgetBar(QWidget):
             grey = QColor("#888888")
             entries.append(("Dropped (hatched: did not fit)", QBrush(theme.with_alpha(grey, 70)),
                             theme.hatch_brush(grey)))
+        if self.provider_tokens is not None and not self.comparing:
+            entries.append(("Input tokens the provider reported", QBrush(theme.with_alpha(QColor(PROVIDER_COLOUR), 28)),
+                            None))
         if any(s.newly for s in self.segments):
             style = theme.CHANGE_STYLES["newly dropped"]
             entries.append((f"{style.glyph} Newly dropped by the replay (red outline)",
@@ -651,12 +695,23 @@ class Legend(QWidget):
         return [item.widget().text for item in self._layout._items if isinstance(item, QWidgetItem)
                 and isinstance(item.widget(), _Swatch)]
 
+    def swatches(self) -> list[QWidget]:
+        """The entry widgets this legend holds now (old ones are gone at once, not at the next event loop)."""
+        return [w for w in self.findChildren(_Swatch) if w.parent() is self]
+
     def set_entries(self, entries: list[tuple[str, QBrush, QBrush | None]]) -> None:
+        # The old entries leave at once: hidden and unparented before deleteLater, so none of them is drawn
+        # over the new ones while it waits to be deleted.
         while self._layout.count():
             item = self._layout.takeAt(0)
-            if item is not None and item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.hide()
+                widget.setParent(None)
+                widget.deleteLater()
         for text, fill, hatch in entries:
-            self._layout.addWidget(_Swatch(text, fill, hatch, self))
+            swatch = _Swatch(text, fill, hatch, self)
+            self._layout.addWidget(swatch)
+            swatch.setVisible(self.isVisible())  # now, not when the layout's queued show runs
         self._layout.invalidate()
         self.updateGeometry()

@@ -16,6 +16,7 @@ import core
 from . import theme
 from .document import ItemContent, Row, item_content, receipt_fields, section_summary
 from .models import FindingsModel
+from .providers import imported_fields, imported_notes
 from .requestview import RequestView
 
 
@@ -62,11 +63,17 @@ def row_content(row: Row, counter_name: str | None) -> ItemContent:
                                      ("Where", row.where)]
     blocks: list[tuple[str, str]] = []
     prose: list[str] = []
+    if row.imported is not None:
+        fields += imported_fields(row)
+        blocks += imported_notes(row)
+    elif row.derived_from is not None:
+        fields.append(("Re-assembled from", f"{row.derived_from.label} ({row.derived_from.format_name})"))
     if row.result is not None:
         r = row.result
-        fields += [("Input tokens", f"{r.input_tokens} of {r.input_budget} allowed"),
-                   ("Context limit", f"{r.context_limit} (output reserve {r.max_new_tokens}, margin {r.margin})"),
-                   ("Free", str(r.remaining_tokens)),
+        fields += [("Input tokens", f"{r.input_tokens} of {r.input_budget} allowed")]
+        if row.imported is None:  # an imported request's limit is listed above, with where it came from
+            fields.append(("Context limit", f"{r.context_limit} (output reserve {r.max_new_tokens}, margin {r.margin})"))
+        fields += [("Free", str(r.remaining_tokens)),
                    ("Items", f"{row.kept_count} sent, {row.dropped_count} dropped"),
                    ("Audit", row.status_text()),
                    ("Counted with", (r.counter.name if r.counter else None) or row.counter_name or "not recorded")]
@@ -79,6 +86,9 @@ def row_content(row: Row, counter_name: str | None) -> ItemContent:
                      "input allowance.")
     elif row.kind == "pending":
         prose.append("Reading this entry from the file…")
+    elif row.kind == "uncounted":
+        prose.append("This model call was read from the file but the counter could not count it; the importer's "
+                     "view of it is in the JSON tab.")
     else:
         blocks.append(("Could not be read", row.error or "unknown problem"))
     prose.extend(row.notes)

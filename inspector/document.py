@@ -25,9 +25,12 @@ class Row:
     ``kind``: "assembled" (a request assembled here with ``counter_name``), "result" (a recorded
     result, shown as recorded), "rejected" (required content does not fit; ``rejection`` is core's
     record), "invalid" (the entry could not be read; ``error`` says why, ``raw`` is what was read),
-    "pending" (a JSONL line listed from its ``summary`` and read later through ``lazy``) or
+    "pending" (a JSONL line listed from its ``summary`` and read later through ``lazy``),
+    "imported" (a provider's model call counted here through ``core.formats.count_imported``),
+    "uncounted" (a provider's model call the counter could not count; ``error`` says why) or
     "replayed" (a result assembled again under edits; never in the requests list).
-    ``entry_kind`` is what the file held: "request", "rag", "plan", "result" or "rejected".
+    ``entry_kind`` is what the file held: "request", "rag", "plan", "result", "rejected" or "imported".
+    A row re-assembled from an imported one names it in ``derived_from``.
     """
 
     source: str
@@ -49,6 +52,10 @@ class Row:
     rag: Any = None  # core.LoadedRag of a RAG windows entry (its receipts go on every assembly)
     summary_line: Any = None  # core.RowSummary while the row is pending
     lazy: Any = None  # (core.JsonlIndex, index) to read the entry from
+    imported: Any = None  # core.ImportedRequest of a provider's model call
+    import_source: Any = None  # providers.ImportedSource: the file's format and its own warnings
+    derived_from: "Row | None" = None  # the imported row a re-assembled row was made from
+    counted_under: int | None = None  # the context limit an imported row was counted under (None: core's assumed)
 
     def absorb(self, other: "Row") -> None:
         """Take everything ``other`` holds (a pending row once read): the list keeps this object."""
@@ -74,7 +81,26 @@ class Row:
             return self.result.strategy
         if self.summary_line is not None:
             return self.summary_line.strategy or self.summary_line.kind
+        if self.imported is not None:
+            return "imported"
         return {"rejected": "rejected", "invalid": "unreadable"}.get(self.kind, self.kind)
+
+    @property
+    def format_name(self) -> str:
+        """The provider format a model call was read as (``otlp-json/gen_ai``); empty for our own files."""
+        if self.imported is not None:
+            return self.imported.recorded.format
+        if self.derived_from is not None:
+            return self.derived_from.format_name
+        return ""
+
+    @property
+    def count_drift(self) -> int | None:
+        """Our count minus the provider's reported input tokens (core's ``count_drift``), where known."""
+        if self.result is None or self.imported is None:
+            return None
+        drift = (self.result.model_extra or {}).get("count_drift")
+        return drift if isinstance(drift, int) else None
 
     @property
     def input_tokens(self) -> int | None:
@@ -132,6 +158,8 @@ class Row:
         """"invalid", "rejected", "pending", "error", "warning" or "ok": what the audit column shows."""
         if self.kind in ("invalid", "rejected", "pending"):
             return self.kind
+        if self.kind == "uncounted":
+            return "invalid"
         if self.error_count:
             return "error"
         if self.warning_count:
@@ -141,6 +169,8 @@ class Row:
     def status_text(self) -> str:
         if self.kind == "invalid":
             return "unreadable"
+        if self.kind == "uncounted":
+            return "not counted"
         if self.kind == "pending":
             return "not read yet"
         if self.kind == "rejected":
@@ -159,6 +189,8 @@ class Row:
         """One line for tooltips and the log."""
         if self.kind == "invalid":
             return self.error or "unreadable entry"
+        if self.kind == "uncounted":
+            return self.error or "not counted"
         if self.kind == "rejected":
             return rejection_text(self.rejection or {})
         if self.kind == "pending":
@@ -174,6 +206,13 @@ class Row:
             return self.result.to_json()
         if self.rejection is not None:
             return json.dumps(self.rejection, indent=2, ensure_ascii=False) + "\n"
+        if self.imported is not None:  # not counted: the request as the importer read it
+            request = self.imported
+            data = {"label": request.label, "format": request.recorded.format, "model": request.recorded.model,
+                    "messages": [m.to_json() for m in request.messages],
+                    "tools": [t.model_dump(mode="json") for t in request.tools],
+                    "warnings": [str(w) for w in request.warnings]}
+            return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         if self.raw is not None:
             try:
                 return json.dumps(self.raw, indent=2, ensure_ascii=False) + "\n"
@@ -204,7 +243,8 @@ def entry_label(entry: core.LoadedEntry, source: str) -> str:
     return entry.label
 
 
-def _audit(result: core.AssemblyResult, counter: core.TokenCounter | None, notes: list[str]) -> list[core.Finding]:
+def audit_result(result: core.AssemblyResult, counter: core.TokenCounter | None,
+                 notes: list[str]) -> list[core.Finding]:
     try:
         return core.audit(result, counter)
     except core.ContextInspectorError as exc:
@@ -222,7 +262,7 @@ def rows_from_entry(entry: core.LoadedEntry, source: str, counter: core.TokenCou
     if entry.kind == "result":
         assert entry.result is not None
         notes: list[str] = []
-        findings = _audit(entry.result, counter, notes)
+        findings = audit_result(entry.result, counter, notes)
         name = entry.result.counter.name if entry.result.counter else None
         return [Row(kind="result", request=entry.result.request, result=entry.result, findings=findings,
                     counter_name=name, notes=notes, **base)]
@@ -253,7 +293,7 @@ def rows_from_entry(entry: core.LoadedEntry, source: str, counter: core.TokenCou
                         **base))
     else:
         notes = []
-        rows.append(Row(kind="assembled", result=result, findings=_audit(result, counter, notes),
+        rows.append(Row(kind="assembled", result=result, findings=audit_result(result, counter, notes),
                         counter_name=counter.name, notes=notes, **base))
     if with_baseline and request is not None and entry.kind == "request":
         try:
@@ -263,7 +303,7 @@ def rows_from_entry(entry: core.LoadedEntry, source: str, counter: core.TokenCou
                             counter_name=counter.name, **base))
         else:
             notes = []
-            rows.append(Row(kind="assembled", result=baseline, findings=_audit(baseline, counter, notes),
+            rows.append(Row(kind="assembled", result=baseline, findings=audit_result(baseline, counter, notes),
                             counter_name=counter.name, notes=notes, **base))
     return rows
 
@@ -464,6 +504,11 @@ def item_content(row: Row, section: str, item_id: str) -> ItemContent | None:
         fields.append(("Source", entry.source))
     if entry.message_indices:
         fields.append(("Messages sent", ", ".join(str(i) for i in entry.message_indices)))
+    if row.imported is not None and entry.message_indices:  # where each message sits in the provider's file
+        places = [row.imported.places[i] for i in entry.message_indices
+                  if i < len(row.imported.places) and row.imported.places[i]]
+        if places:
+            fields.append(("Place in the file", ", ".join(places)))
     for key, value in (entry.model_extra or {}).items():
         if key == "summary_id":
             fields.append(("Replaced by summary", str(value)))

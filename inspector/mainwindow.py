@@ -6,6 +6,10 @@ the selection and then every pane. Files are read and requests assembled off the
 The replay panel edits the selected recording; the window replays it (``ReplayController``, off the
 GUI thread) and shows the replayed result in the bar, the tree and the detail tabs, marked against
 the recording, until the edits are reset.
+
+A provider's request body or trace export opens through ``core.formats``: each model call is a row,
+counted off the GUI thread under the context limit set for its model (remembered per model name),
+and can be re-assembled by the core assembler into a new row that the replay panel then edits.
 """
 from __future__ import annotations
 
@@ -29,15 +33,18 @@ from . import APP_NAME, app_version, theme
 from .budgetbar import BudgetBar
 from .detail import DetailTabs
 from .document import Row
+from .exporting import ExportDialog
 from .files import write_atomically
+from .importbar import ImportedRequestBar
 from .models import (DECISION_ROLE, ChangeFilterProxy, RequestFilterProxy, RequestListModel, SECTION_ROLE,
                      ITEM_ID_ROLE, SectionTreeModel)
 from .paths import demo_request_path
+from .providers import ReassemblyRefused, format_title, model_key, needs_recount, reassemble, recount
 from .replaycontroller import ReplayController
 from .replaypanel import ReplayPanel, outcome_summary
 from .replaysession import ReplayOutcome, ReplayTarget
 from .settings import Settings
-from .workers import CounterCache, CounterThread, LoadJob, LoadThread, ReadRowThread, shared_counter_cache
+from .workers import CounterCache, CounterThread, LatestJob, LoadJob, LoadThread, ReadRowThread, shared_counter_cache
 
 log = logging.getLogger("inspector")
 
@@ -168,6 +175,11 @@ class MainWindow(QMainWindow):
         self._kept_edits: tuple[tuple | None, Edits] = (None, Edits())  # the last row's edits, by its key
         self._replay_view: Row | None = None  # the replayed result shown in place of the recording
         self._replay_outcome: ReplayOutcome | None = None
+        # context limits set for the models of imported requests (remembered only when persisting)
+        self._limits: dict[str, int] = self._settings.context_limits() if persist else {}
+        self._recounter = LatestJob(self)  # imported rows counted again under a new limit
+        self._reassembler = LatestJob(self)  # an imported row assembled by the core assembler
+        self._export_dialog: ExportDialog | None = None
 
         self._build_widgets()
         self._build_actions()
@@ -206,7 +218,7 @@ class MainWindow(QMainWindow):
         self.request_view.verticalHeader().hide()
         self.request_view.setWordWrap(False)
         self.request_view.horizontalHeader().setStretchLastSection(True)
-        for col, width in ((0, 160), (1, 104), (2, 86), (3, 40), (4, 62), (5, 104)):
+        for col, width in ((0, 150), (1, 84), (2, 116), (3, 80), (4, 50), (5, 40), (6, 62), (7, 104)):
             self.request_view.setColumnWidth(col, width)
 
         left = QWidget(self)
@@ -271,8 +283,10 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.setContentsMargins(4, 4, 4, 0)
         layout.setSpacing(4)
+        self.import_bar = ImportedRequestBar(self)
         layout.addWidget(self.message_bar)
         layout.addWidget(self.bar)
+        layout.addWidget(self.import_bar)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
 
@@ -366,7 +380,21 @@ class MainWindow(QMainWindow):
         self.act_save_replayed = self._action("Save Re&played Result As…", "Ctrl+Alt+S", self.save_replayed_dialog,
                                               "Write the replayed result as JSON to a new file")
         self.act_save_replayed.setEnabled(False)
+        self.act_export = self._action("&Export…", "Ctrl+Shift+E", self.export_dialog,
+                                       "Export the shown result: result JSON, OpenAI request body, OTLP JSON span or "
+                                       "an HTML report, optionally redacted")
+        self.act_reassemble = self._action("Re-&assemble", "Ctrl+E", self.reassemble_current,
+                                           "Turn the imported provider request into a core request, assemble it "
+                                           "under its context limit and open it in the replay panel")
+        self.act_context_limit = self._action("Context &Limit for Model…", "Ctrl+Shift+L", self.focus_context_limit,
+                                              "Set the context limit of the selected imported request's model "
+                                              "(remembered for that model)")
+        self.import_bar.set_reassemble_tip(f"{self.act_reassemble.statusTip()} "
+                                           f"({self.act_reassemble.shortcut().toString()})")
         self.act_about = self._action("&About Context Inspector", "F1", self.show_about, "Versions and credits")
+        self.act_export.setEnabled(False)
+        self.act_reassemble.setEnabled(False)
+        self.act_context_limit.setEnabled(False)
         self.act_cancel.setEnabled(False)
         self.act_save.setEnabled(False)
         self.act_close.setEnabled(False)
@@ -381,6 +409,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_save)
         file_menu.addAction(self.act_save_replayed)
+        file_menu.addAction(self.act_export)
         file_menu.addAction(self.act_close)
         file_menu.addSeparator()
         file_menu.addAction(self.act_counter)
@@ -392,6 +421,9 @@ class MainWindow(QMainWindow):
         go_menu.addAction(self.act_filter)
         go_menu.addAction(self.act_next)
         go_menu.addAction(self.act_prev)
+        request_menu = bar.addMenu("&Request")
+        request_menu.addAction(self.act_reassemble)
+        request_menu.addAction(self.act_context_limit)
         view_menu = bar.addMenu("&View")
         for action in self.act_tabs:
             view_menu.addAction(action)
@@ -426,6 +458,10 @@ class MainWindow(QMainWindow):
         self.replay.outcomeReady.connect(self._on_replayed)
         self.replay.sweepReady.connect(self._on_sweep)
         self.replay.sweepStarted.connect(self.replay_panel.whatif.set_computing)
+        self.import_bar.limitChanged.connect(self.set_context_limit)
+        self.import_bar.reassembleRequested.connect(self.reassemble_current)
+        self._recounter.finished.connect(self._on_recounted)
+        self._reassembler.finished.connect(self._on_reassembled)
 
     # ------------------------------------------------------------------ settings
 
@@ -474,14 +510,15 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ messages
 
     def report(self, level: str, text: str) -> None:
-        """Every problem the person should see: banner (errors and warnings), log pane and logger."""
+        """Every problem the person should see: banner (errors and warnings), log pane and logger.
+        A "note" (one of a file's import warnings, summarised in the banner) goes to the log only."""
         self.messages.append((level, text))
         stamp = time.strftime("%H:%M:%S")
         self.log_view.appendPlainText(f"{stamp} {level.upper():7} {text}")
         getattr(log, "error" if level == "error" else "warning" if level == "warning" else "info")(text)
         if level in ("error", "warning"):
             self.message_bar.show_message(level, text)
-        else:
+        elif level != "note":
             self.statusBar().showMessage(text, 5000)
 
     def _show_log(self) -> None:
@@ -557,8 +594,9 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ opening
 
     def open_dialog(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open requests or results", "",
-                                                "Requests and results (*.json *.jsonl);;All files (*)")
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Open requests, results, provider bodies or trace exports", "",
+            "Requests, results and traces (*.json *.jsonl *.yaml *.yml);;All files (*)")
         if paths:
             self.open_files(paths)
 
@@ -589,6 +627,7 @@ class MainWindow(QMainWindow):
             self._start_next_job()
             return
         job.counter_spec = self._counter_spec
+        job.context_limits = dict(self._limits)
         self._generation += 1
         job.generation = self._generation
         for path in job.paths:
@@ -621,6 +660,8 @@ class MainWindow(QMainWindow):
         if not rows:
             return
         self.request_model.append_rows(rows)
+        if any(needs_recount(r, self._limits) for r in rows):
+            self._recount_stale()  # a limit was set while these were being counted
         if self._current is None:
             self.select_first_request()
 
@@ -696,7 +737,7 @@ class MainWindow(QMainWindow):
 
     def is_idle(self) -> bool:
         return (self._thread is None and not self._jobs and not self._counter_pending and not self._read_threads
-                and self.replay.is_idle())
+                and self.replay.is_idle() and self._recounter.is_idle() and self._reassembler.is_idle())
 
     def _show_busy(self, text: str) -> None:
         self.progress.setRange(0, 0)
@@ -704,7 +745,8 @@ class MainWindow(QMainWindow):
         self.progress.show()
 
     def _hide_busy_if_idle(self) -> None:
-        if self._thread is None and not self._jobs and not self._counter_pending and not self._read_threads:
+        if self._thread is None and not self._jobs and not self._counter_pending and not self._read_threads \
+                and self._recounter.is_idle() and self._reassembler.is_idle():
             self.progress.hide()
             self.cancel_button.hide()
             self.act_cancel.setEnabled(False)
@@ -800,6 +842,10 @@ class MainWindow(QMainWindow):
         return self._write_result(view.result, path, f"the replay of {self._current.label if self._current else ''}")
 
     def _write_result(self, result: core.AssemblyResult, path: str, what: str) -> bool:
+        return self._write_text(result.to_json(), path, what)
+
+    def _write_text(self, text: str, path: str, what: str) -> bool:
+        """Write ``text`` to ``path`` atomically; refuses any file that is open (opened files are never written)."""
         target = Path(path).expanduser().resolve()
         protected = set(self._open) | {str(demo_request_path().resolve())}
         if str(target) in protected:
@@ -807,12 +853,152 @@ class MainWindow(QMainWindow):
                                  "pick another name")
             return False
         try:
-            write_atomically(target, result.to_json())
+            write_atomically(target, text)
         except OSError as exc:
             self.report("error", f"{target}: not saved: {exc.strerror or exc}")
             return False
         self.report("info", f"Saved {what} to {target}")
         return True
+
+    # ---- exporting
+
+    def export_dialog(self) -> ExportDialog | None:
+        """File ▸ Export…: kind, redaction and file; the export is written when the person presses Export."""
+        row = self.shown_row
+        if row is None or row.result is None:
+            self.report("warning", "Select a request with a result to export")
+            return None
+        if self._export_dialog is not None:
+            self._export_dialog.deleteLater()
+        directory = str(Path(row.source).parent) if Path(row.source).parent.is_dir() else str(Path.home())
+        dialog = ExportDialog(f"{row.label} ({row.result.strategy})", row.label, directory, self)
+        dialog.accepted.connect(lambda d=dialog: self.export_to(d.path(), d.kind(), redact=d.redact()))
+        self._export_dialog = dialog
+        dialog.open()  # window-modal, but it never blocks the event loop
+        return dialog
+
+    def export_to(self, path: str, kind: str, *, redact: bool = False) -> bool:
+        """Write the shown result (the replay while one is shown) as ``kind`` (a key of ``core.EXPORT_KINDS``)."""
+        row = self.shown_row
+        if row is None or row.result is None:
+            self.report("warning", "Select a request with a result to export")
+            return False
+        try:
+            text = core.export_text(row.result, kind, redact=redact, findings=row.findings)
+        except (core.ContextInspectorError, ValueError) as exc:
+            self.report("error", f"{row.label}: cannot export as {kind}: {exc}")
+            return False
+        what = f"{row.label} as {core.EXPORT_KINDS[kind][1]}" + (" (message content redacted)" if redact else "")
+        return self._write_text(text, path, what)
+
+    # ---- imported provider requests: context limit per model, recount, re-assemble
+
+    def context_limit_for(self, model: str) -> int | None:
+        """The context limit set for ``model`` (None: core's assumed size is used)."""
+        return self._limits.get(model)
+
+    def focus_context_limit(self) -> None:
+        if self.import_bar.isVisible():
+            self.import_bar.limit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            self.import_bar.limit.selectAll()
+        else:
+            self.report("warning", "Select an imported provider request to set its model's context limit")
+
+    def set_context_limit(self, model: str, limit: int) -> None:
+        """Use ``limit`` for every request of ``model`` (remembered for the next time one opens; 0 forgets
+        it, so core's assumed size is used again); the open requests of that model are counted again off
+        the GUI thread."""
+        if limit > 0:
+            self._limits[model] = limit
+        else:
+            self._limits.pop(model, None)
+        if self._persist:
+            if limit > 0:
+                self._settings.set_context_limit(model, limit)
+            else:
+                self._settings.clear_context_limit(model)
+        self._recount_stale()
+
+    def _recount_stale(self) -> None:
+        """Count again, off the GUI thread, every imported row counted under another limit than the one now
+        set for its model (one job for all of them: a newer job supersedes an older one)."""
+        limits = dict(self._limits)
+        rows = [r for r in self.request_model.rows() if needs_recount(r, limits)]
+        counter, lock = self._counter, self._cache.lock
+        if not rows or counter is None:
+            return
+        self._show_busy(f"Counting {len(rows)} imported request{'s' if len(rows) != 1 else ''} again")
+
+        def job() -> list[tuple[Row, Row]]:
+            out = []
+            for row in rows:
+                with lock:
+                    out.append((row, recount(row, counter, limits)))
+            return out
+
+        self._recounter.submit(job)
+
+    def _on_recounted(self, value: object) -> None:
+        self._hide_busy_if_idle()
+        if isinstance(value, BaseException):
+            self.report("error", f"Counting again failed: {type(value).__name__}: {value}")
+            return
+        changed = []
+        for row, new in value:
+            if self.request_model.row_number(row) >= 0:
+                already = row.error if row.kind == "uncounted" else None
+                row.absorb(new)
+                changed.append(row)
+                if row.kind == "uncounted" and row.error != already:
+                    self.report("error", row.error or f"{row.label}: not counted")
+        self.request_model.rows_changed(changed)
+        if self._current is not None and any(r is self._current for r in changed):
+            self.select_row(self._current, origin="read")
+
+    def reassemble_current(self) -> None:
+        """Re-assemble the selected imported request with the core assembler (off the GUI thread); the new
+        row opens below it, in the replay panel."""
+        row = self._current
+        if row is not None and row.derived_from is not None:
+            row = row.derived_from  # again, from the imported row (its limit may have changed)
+        if row is None or row.imported is None:
+            self.report("warning", "Select an imported provider request to re-assemble it")
+            return
+        if row.result is None:
+            self.report("error", f"Cannot re-assemble {row.label}: it was not counted ({row.error})")
+            return
+        counter, lock = self._counter, self._cache.lock
+        if counter is None:
+            self.report("error", "No token counter to assemble with (see the log)")
+            return
+        self._show_busy(f"Re-assembling {row.label}")
+
+        def job() -> tuple[Row, Row] | ReassemblyRefused:
+            try:
+                with lock:
+                    return row, reassemble(row, counter)
+            except ReassemblyRefused as exc:  # expected: shown as a message, not logged as a failure
+                return exc
+
+        self._reassembler.submit(job)
+
+    def _on_reassembled(self, value: object) -> None:
+        self._hide_busy_if_idle()
+        if isinstance(value, BaseException):
+            self.report("error", str(value) if isinstance(value, core.ContextInspectorError)
+                        else f"Re-assembly failed: {type(value).__name__}: {value}")
+            return
+        anchor, row = value
+        if self.request_model.row_number(anchor) < 0:
+            return  # its file was closed meanwhile
+        for old in [r for r in self.request_model.rows() if r.derived_from is anchor]:
+            self.request_model.remove_row(old)
+        self.request_model.insert_after(anchor, row)
+        self.select_row(row)
+        self.replay_dock.show()
+        self.replay_dock.raise_()
+        outcome = row.summary()
+        self.report("info", f"Re-assembled {anchor.label}: {outcome}")
 
     # ------------------------------------------------------------------ selection (the one state)
 
@@ -889,7 +1075,17 @@ class MainWindow(QMainWindow):
         self._refresh_view()
         has_result = row is not None and row.result is not None
         self.act_save.setEnabled(has_result)
+        self.act_export.setEnabled(has_result)
         self.act_close.setEnabled(row is not None)
+        imported = row is not None and (row.imported is not None or row.derived_from is not None)
+        self.act_reassemble.setEnabled(imported)
+        self.act_context_limit.setEnabled(row is not None and row.imported is not None)
+        if row is not None and row.imported is not None:
+            self.import_bar.show_row(row, self._limits.get(model_key(row.imported)))
+            self.act_context_limit.setText(f"Context &Limit for {model_key(row.imported)}…")
+        else:
+            self.import_bar.show_row(None, None)
+            self.act_context_limit.setText("Context &Limit for Model…")
 
     @property
     def shown_row(self) -> Row | None:
@@ -992,6 +1188,13 @@ class MainWindow(QMainWindow):
         if row is None:
             self.replay.set_target(None, self._counter)
             self.replay_panel.set_read_only("Select a request or a recorded result to replay it under other limits.")
+            return
+        if row.imported is not None:
+            self.replay.set_target(None, self._counter)
+            self.replay_panel.set_read_only(
+                f"{row.label} is a provider's request: there is no assembly to replay. Re-assemble it "
+                f"({self.act_reassemble.shortcut().toString()}) to see what the core assembler keeps under its "
+                "context limit, then edit the limits here.")
             return
         try:
             target = ReplayTarget(row)
@@ -1138,12 +1341,20 @@ class MainWindow(QMainWindow):
         elif row is not None and row.input_tokens is not None:
             if row.kind == "rejected":
                 self.tokens_label.setText(f"Rejected: needs {row.input_tokens}, allowance {row.allowance}")
+            elif row.count_drift is not None:
+                theirs = (row.result.model_extra or {}).get("provider_input_tokens")
+                self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens · provider {theirs} · "
+                                          f"drift {row.count_drift:+d}")
             else:
                 self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens")
         else:
             self.tokens_label.setText("")
         if row is not None:
-            self.file_label.setText(f"File: {row.where}")
+            where = f"File: {row.where}"
+            if row.format_name:
+                info = row.import_source.info if row.import_source is not None else None
+                where += f" · {format_title(info.name if info else row.format_name)} (read as {row.format_name})"
+            self.file_label.setText(where)
         else:
             total = self.request_model.rowCount()
             self.file_label.setText(f"{total} rows loaded" if total else "No file open")
@@ -1196,6 +1407,8 @@ class MainWindow(QMainWindow):
         """Stop background work and wait for it, so no thread outlives the window."""
         self.cancel_loading()
         self.replay.shutdown()
+        self._recounter.stop()
+        self._reassembler.stop()
         for thread in (self._thread, self._counter_thread, *self._read_threads):
             if thread is not None and thread.isRunning():
                 thread.wait()

@@ -37,11 +37,14 @@ RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
 class RequestListModel(QAbstractTableModel):
-    COLUMNS = ("Request", "Strategy", "Tokens", "Kept", "Dropped", "Audit", "File")
-    TIPS = ("Request id or label", "How the request was built (assemble, naive_truncate...)",
-            "Input tokens / input allowance", "Items sent (required, pinned, kept, summarised)", "Items dropped",
+    COLUMNS = ("Request", "Strategy", "Format", "Tokens", "Drift", "Kept", "Dropped", "Audit", "File")
+    TIPS = ("Request id or label", "How the request was built (assemble, naive_truncate, imported...)",
+            "The provider format a model call was read as (detected by content); empty for our own files",
+            "Input tokens / input allowance",
+            "Our count minus the input tokens the provider reported (blank where the file records none)",
+            "Items sent (required, pinned, kept, summarised)", "Items dropped",
             "Audit errors and warnings", "File and line")
-    C_LABEL, C_STRATEGY, C_TOKENS, C_KEPT, C_DROPPED, C_AUDIT, C_FILE = range(7)
+    C_LABEL, C_STRATEGY, C_FORMAT, C_TOKENS, C_DRIFT, C_KEPT, C_DROPPED, C_AUDIT, C_FILE = range(9)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -84,6 +87,24 @@ class RequestListModel(QAbstractTableModel):
             del self._rows[i + 1:end + 1]
             self._positions = None
             self.endRemoveRows()
+
+    def insert_after(self, anchor: Row, row: Row) -> None:
+        """Put ``row`` right below ``anchor`` (a file's rows stay one block)."""
+        number = self.row_number(anchor)
+        at = len(self._rows) if number < 0 else number + 1
+        self.beginInsertRows(QModelIndex(), at, at)
+        self._rows.insert(at, row)
+        self._positions = None
+        self.endInsertRows()
+
+    def remove_row(self, row: Row) -> None:
+        number = self.row_number(row)
+        if number < 0:
+            return
+        self.beginRemoveRows(QModelIndex(), number, number)
+        del self._rows[number]
+        self._positions = None
+        self.endRemoveRows()
 
     def clear(self) -> None:
         self.beginResetModel()
@@ -133,8 +154,14 @@ class RequestListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == self.C_FILE:
                 return row.where
+            if col == self.C_DRIFT and row.count_drift is not None:
+                theirs = (row.result.model_extra or {}).get("provider_input_tokens")
+                return f"ours {row.input_tokens} − provider {theirs} = {row.count_drift:+d} input tokens"
+            if col == self.C_FORMAT and row.format_name:
+                return f"Read as {row.format_name}"
             return row.summary()
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (self.C_TOKENS, self.C_KEPT, self.C_DROPPED):
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (self.C_TOKENS, self.C_DRIFT, self.C_KEPT,
+                                                                  self.C_DROPPED):
             return RIGHT
         return None
 
@@ -143,6 +170,10 @@ class RequestListModel(QAbstractTableModel):
             return row.label
         if col == self.C_STRATEGY:
             return row.strategy
+        if col == self.C_FORMAT:
+            return row.format_name
+        if col == self.C_DRIFT:
+            return f"{row.count_drift:+d}" if row.count_drift is not None else ""
         if col == self.C_TOKENS:
             if row.kind == "rejected":
                 short = row.short_by
@@ -163,6 +194,8 @@ class RequestListModel(QAbstractTableModel):
         return ""
 
     def _sort_value(self, row: Row, col: int) -> Any:
+        if col == self.C_DRIFT:  # unknown drift sorts below every known one
+            return float(row.count_drift) if row.count_drift is not None else float("-inf")
         if col == self.C_TOKENS:
             return row.input_tokens if row.input_tokens is not None else -1
         if col == self.C_KEPT:
@@ -226,7 +259,8 @@ class RequestFilterProxy(QSortFilterProxyModel):
         if self._audit_errors and row.status not in ("error", "rejected", "invalid"):
             return False
         if self._text:
-            haystack = " ".join((row.label, row.strategy, row.file_name, row.status_text(), row.kind)).lower()
+            haystack = " ".join((row.label, row.strategy, row.format_name, row.file_name, row.status_text(),
+                                 row.kind)).lower()
             return self._text in haystack
         return True
 
@@ -478,12 +512,21 @@ class SectionTreeModel(QAbstractItemModel):
             parts.append(f"{delta:+d} sent")
         return " ".join(parts)
 
+    def _item_name(self, entry: core.TraceEntry) -> str:
+        """The item id; for an imported request, with the roles of the messages it stands for (its ids
+        are "message-3" or a tool-call id, which do not say who spoke)."""
+        result = self._result
+        if result is None or result.strategy != "imported" or not entry.message_indices:
+            return entry.id
+        roles = dict.fromkeys(result.messages[i].role for i in entry.message_indices if 0 <= i < len(result.messages))
+        return f"{entry.id} · {' + '.join(roles)}" if roles else entry.id
+
     def _item_data(self, item: _ItemRow, col: int, role: int) -> Any:
         entry = item.entry
         change = item.change
         if role == Qt.ItemDataRole.DisplayRole:
             if col == self.C_NAME:
-                return entry.id
+                return self._item_name(entry)
             if col == self.C_DECISION:
                 if item.gone:
                     return f"— not in the replay (was {entry.decision})"

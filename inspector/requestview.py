@@ -2,16 +2,14 @@
 
 Section regions are tinted in their section colour, control tokens are bold on grey, escaped
 evidence boundaries are highlighted (tooltip: the passage and the original literal), and audit
-findings are underlined in wavy red. Spans come from ``core.render_view``; until a core without it
-is replaced, the text comes from ``counter.render_text`` with control tokens marked and nothing else.
+findings are underlined in wavy red. The text and every span come from ``core.render_view``.
 """
 from __future__ import annotations
 
 import bisect
 import logging
 import threading
-from dataclasses import dataclass, field
-from typing import Any
+from contextlib import nullcontext
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
@@ -23,37 +21,6 @@ from . import theme
 from .document import Row
 
 log = logging.getLogger("inspector")
-
-
-@dataclass
-class PlainView:
-    """What is shown when core has no ``render_view``: the text and its control tokens only."""
-
-    text: str
-    regions: list[Any] = field(default_factory=list)
-    control_tokens: list[tuple[int, int, str]] = field(default_factory=list)
-    escaped: list[Any] = field(default_factory=list)
-    finding_spans: list[tuple[core.Finding, int, int]] = field(default_factory=list)
-
-
-def rendered_view(result: core.AssemblyResult, counter: core.TokenCounter,
-                  findings: list[core.Finding]) -> tuple[Any, bool]:
-    """``(view, complete)``: core's RenderedView when core has it, else a PlainView (``complete`` False)."""
-    render_view = getattr(core, "render_view", None)
-    if render_view is not None:
-        return render_view(result, counter, findings=findings), True
-    text = counter.render_text(result.messages, result.tools)
-    controls: list[tuple[int, int, str]] = []
-    taken = [False] * len(text)
-    for literal in sorted(counter.control_token_strings(), key=len, reverse=True):
-        start = text.find(literal) if literal else -1
-        while start != -1:
-            end = start + len(literal)
-            if not any(taken[start:end]):
-                controls.append((start, end, literal))
-                taken[start:end] = [True] * (end - start)
-            start = text.find(literal, end)
-    return PlainView(text=text, control_tokens=sorted(controls)), False
 
 
 def _displayable(text: str) -> str:
@@ -107,8 +74,7 @@ class RequestView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.header)
         layout.addWidget(self.editor)
-        self.view: Any = None
-        self.complete = False
+        self.view: core.RenderedView | None = None
         self._map = _Utf16("")
         self._row: Row | None = None
         self._counter: core.TokenCounter | None = None
@@ -127,7 +93,6 @@ class RequestView(QWidget):
     def _render(self) -> None:
         row, counter = self._row, self._counter
         self.view = None
-        self.complete = False
         if row is None or row.result is None:
             self.header.setText("No rendered request: " + (row.summary() if row is not None else "no request selected."))
             self.editor.setPlainText("")
@@ -137,11 +102,8 @@ class RequestView(QWidget):
             self.editor.setPlainText("")
             return
         try:
-            if self._lock is not None:
-                with self._lock:
-                    view, complete = rendered_view(row.result, counter, row.findings)
-            else:
-                view, complete = rendered_view(row.result, counter, row.findings)
+            with self._lock or nullcontext():
+                view = core.render_view(row.result, counter, findings=row.findings)
         except core.ContextInspectorError as exc:
             self.header.setText(f"The request cannot be rendered with {counter.name}: {exc}")
             self.editor.setPlainText("")
@@ -152,22 +114,17 @@ class RequestView(QWidget):
                                 f"{type(exc).__name__}: {exc}")
             self.editor.setPlainText("")
             return
-        self.view, self.complete = view, complete
+        self.view = view
         text = view.text
         self._map = _Utf16(text)
         self.editor.setPlainText(_displayable(text))
         self._apply_formats()
         recorded = row.result.counter.name if row.result.counter else None
-        parts = [f"As {counter.name} renders it: {len(text):,} characters, {len(view.control_tokens)} control tokens"]
-        if complete:
-            parts.append(f"{len(view.regions)} regions, {len(view.escaped)} escaped boundaries, "
-                         f"{len(view.finding_spans)} findings placed")
-        else:
-            parts.append("section regions, escaped boundaries and finding places need core.render_view, "
-                         "which this core does not have")
-        note = getattr(view, "note", None)
-        if note:
-            parts.append(note)
+        parts = [f"As {counter.name} renders it: {len(text):,} characters, {len(view.control_tokens)} control tokens",
+                 f"{len(view.regions)} regions, {len(view.escaped)} escaped boundaries, "
+                 f"{len(view.finding_spans)} findings placed"]
+        if view.note:
+            parts.append(view.note)
         elif recorded and recorded != counter.name:
             parts.append(f"recorded with {recorded}")
         self.header.setText("; ".join(parts) + ".")
@@ -217,7 +174,7 @@ class RequestView(QWidget):
         cursor.setPosition(self._map(index) + 1)
         return cursor.charFormat()
 
-    def region_at(self, index: int) -> Any | None:
+    def region_at(self, index: int) -> core.Region | None:
         if self.view is None:
             return None
         inside = [r for r in self.view.regions if r.start <= index < r.end]

@@ -1,4 +1,5 @@
-"""What the app remembers between runs, in QSettings: geometry, splitters, recent files, last counter.
+"""What the app remembers between runs, in QSettings: geometry, splitters, recent files, last counter,
+and the context limit set for each model an imported provider request names.
 
 The settings are always opened in INI format under the user scope, so tests can redirect them with
 ``QSettings.setPath(IniFormat, UserScope, tmp)`` and never touch a person's real settings.
@@ -6,6 +7,7 @@ The settings are always opened in INI format under the user scope, so tests can 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 from PySide6.QtCore import QByteArray, QSettings
 
@@ -54,6 +56,28 @@ class Settings:
 
     def set_last_counter(self, spec: str | None) -> None:
         self._store.setValue("counter/spec", spec or "")
+
+    # ---- context limits of imported requests, per model name
+
+    def context_limits(self) -> dict[str, int]:
+        """Model name -> the context limit the person set for it."""
+        self._store.beginGroup("context_limits")
+        try:
+            limits = {}
+            for key in self._store.childKeys():
+                value = self._store.value(key, 0, type=int)
+                if isinstance(value, int) and value > 0:
+                    limits[unquote(key)] = value
+            return limits
+        finally:
+            self._store.endGroup()
+
+    def set_context_limit(self, model: str, limit: int) -> None:
+        # quoted: a model name may hold "/" (a QSettings group separator) or other key characters
+        self._store.setValue(f"context_limits/{quote(model, safe='')}", int(limit))
+
+    def clear_context_limit(self, model: str) -> None:
+        self._store.remove(f"context_limits/{quote(model, safe='')}")
 
     # ---- window state
 

@@ -11,14 +11,16 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from PySide6.QtCore import QThread, Signal
+from PySide6.QtCore import QObject, QThread, Signal
 
 import core
 
 from .document import Row, invalid_row, pending_row, read_pending, rows_from_entry, unreadable_line
+from .providers import format_title, imported_row, imported_source, provider_format
 
 log = logging.getLogger("inspector")
 
@@ -98,6 +100,7 @@ class LoadJob:
     counter_spec: str
     demo: bool = False  # the demo adds the naive baseline beside each request
     generation: int = 0
+    context_limits: dict[str, int] = field(default_factory=dict)  # model -> limit set for imported requests
 
 
 class LoadThread(QThread):
@@ -111,7 +114,7 @@ class LoadThread(QThread):
     batchReady = Signal(int, object)  # generation, list[Row]
     rowsRead = Signal(int, object)  # generation, list[(pending Row, full Row)]
     progress = Signal(int, int, int, str)  # generation, done, total (0 = unknown), progress bar format
-    problem = Signal(int, str, str)  # generation, level ("error"/"warning"/"info"), one-line message
+    problem = Signal(int, str, str)  # generation, level ("error"/"warning"/"info"/"note"), one-line message
     counterReady = Signal(int, object)  # generation, counter (or None when it cannot be built)
 
     def __init__(self, job: LoadJob, cache: CounterCache, parent=None) -> None:
@@ -167,7 +170,20 @@ class LoadThread(QThread):
         self.cancelled = self._cancel.is_set()
 
     def _load_file(self, path: str, counter: core.TokenCounter | None, counter_error: str | None) -> None:
-        if is_jsonl_file(path):
+        jsonl = is_jsonl_file(path)
+        try:
+            info = provider_format(path, jsonl=jsonl)
+        except core.FormatError as exc:  # a provider's file that cannot be decoded: core names format and place
+            self.problem.emit(self.job.generation, "error", str(exc))
+            return
+        except Exception as exc:  # never a traceback to the person
+            log.exception("detecting the format of %s", path)
+            self.problem.emit(self.job.generation, "error", f"{path}: cannot be read ({type(exc).__name__}: {exc})")
+            return
+        if info is not None:
+            self._load_provider(path, info, counter, counter_error)
+            return
+        if jsonl:
             self._load_jsonl(path, counter, counter_error)
             return
         gen = self.job.generation
@@ -222,6 +238,57 @@ class LoadThread(QThread):
                                             "read; they are listed as unreadable rows")
         self.progress.emit(gen, index + 1, max(total, index + 1), name)
 
+
+    # ---- a provider's body or trace export: core.formats reads it, each model call is counted
+
+    def _load_provider(self, path: str, info: core.FormatInfo, counter: core.TokenCounter | None,
+                       counter_error: str | None) -> None:
+        gen = self.job.generation
+        name = Path(path).name
+        self.progress.emit(gen, 0, 0, name)
+        try:
+            imported = core.import_file(path)
+        except core.ContextInspectorError as exc:
+            self.problem.emit(gen, "error", str(exc))
+            return
+        except Exception as exc:  # never a traceback to the person
+            log.exception("importing %s", path)
+            self.problem.emit(gen, "error", f"{path}: cannot be read as {info.name} ({type(exc).__name__}: {exc})")
+            return
+        calls = len(imported.requests)
+        what = f"{name}: {format_title(imported.format.name)} ({imported.format.name})"
+        for warning in imported.warnings:  # every one in the log; each request's also in its Item tab
+            self.problem.emit(gen, "note", f"{name}: import warning: {warning}")
+        if imported.warnings:
+            self.problem.emit(gen, "warning", f"{what}: {len(imported.warnings)} thing"
+                                              f"{'s' if len(imported.warnings) != 1 else ''} could not be mapped "
+                                              "exactly (listed in the log and in each request's Item tab)")
+        if not calls:
+            self.problem.emit(gen, "warning", f"{what}: no model calls in this file ({imported.format.detail})")
+            return
+        rows: list[Row] = []
+        source = imported_source(imported)
+        for n, request in enumerate(imported.requests):
+            if self._cancel.is_set():
+                break
+            try:
+                with self._cache.lock:
+                    rows.append(imported_row(request, n, path, source, counter, self.job.context_limits,
+                                             counter_error))
+            except Exception as exc:  # a bug must not stop the other model calls
+                log.exception("counting %s of %s", request.label, path)
+                self.problem.emit(gen, "error", f"{path}: {request.label}: cannot be counted "
+                                                f"({type(exc).__name__}: {exc})")
+            else:
+                if rows[-1].kind == "uncounted":
+                    self.problem.emit(gen, "error", rows[-1].error or f"{request.label}: not counted")
+            if len(rows) >= BATCH_ROWS:  # a trace of many calls fills the list as it is counted
+                self.batchReady.emit(gen, rows)
+                rows = []
+            self.progress.emit(gen, n + 1, calls, f"Counting {name}: %v of %m")
+        if rows:
+            self.batchReady.emit(gen, rows)
+        self.problem.emit(gen, "info", f"{what}: {calls} model call{'s' if calls != 1 else ''}")
 
     # ---- JSONL: list every line from the index, then read them in the background
 
@@ -434,3 +501,35 @@ class LatestJobThread(QThread):
             self._job = None
             self._cond.notify()
         self.wait()
+
+
+class LatestJob(QObject):
+    """One kind of background job (a recount, a re-assembly): runs off the GUI thread, newest call
+    first, and reports only the newest call's value (``finished``); an older one still running is
+    superseded. A job that raises reports the exception as its value (it is logged too)."""
+
+    finished = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._thread = LatestJobThread(self)
+        self._thread.done.connect(self._done)
+        self._submitted = 0
+        self._received = 0
+
+    def submit(self, job: Callable[[], object]) -> None:
+        self._submitted += 1
+        self._thread.submit(self._submitted, lambda _generation: job())
+
+    def _done(self, generation: int, value: object) -> None:
+        if generation != self._submitted:
+            return
+        self._received = generation
+        self.finished.emit(value)
+
+    def is_idle(self) -> bool:
+        return self._received == self._submitted
+
+    def stop(self) -> None:
+        self._received = self._submitted
+        self._thread.stop()

@@ -144,3 +144,28 @@ def test_section_tints_keep_text_readable_in_light_and_dark(scheme):
     for section in list(theme.SECTION_COLOURS) + ["some_unknown_section"]:
         background = theme.tint(theme.section_colour(section), pal, 0.30)
         assert _contrast(background, text) >= 4.5, (section, scheme)
+
+
+def _legend_sections(bar) -> list[str]:
+    titles = {theme.section_title(s) for s in core.SECTION_ORDER}
+    return [text for text in bar.legend.entries() if text in titles]
+
+
+def test_legend_holds_only_the_shown_rows_entries_after_switching_rows(open_and_wait, qtbot, fixtures_dir):
+    """Each row's legend replaces the last one at once: no old entry stays behind the new ones."""
+    window = open_and_wait(fixtures_dir / "formats" / "otlp_traces.json", fixtures_dir / "demo.result.json")
+    rows = window.request_model.rows()
+    # rows with different sections: four model calls of a trace, then an assembled request with evidence
+    assert len({frozenset(e.section for e in r.result.trace) for r in rows}) >= 3
+    for row in rows + rows[::-1]:
+        window.select_row(row)
+        bar = window.bar
+        shown = theme.section_order(s.key for s in bar.segments if s.kind in ("section", "dropped"))
+        assert _legend_sections(bar) == [theme.section_title(s) for s in shown]
+        swatches = bar.legend.swatches()
+        assert len(swatches) == len(bar.legend.entries())  # nothing left over from the previous row
+        assert all(w.isVisible() for w in swatches)
+        qtbot.wait(1)  # the layout places them
+        # laid out side by side: no two entries overlap
+        rects = sorted((w.geometry() for w in swatches), key=lambda r: (r.y(), r.x()))
+        assert not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1:])
