@@ -95,7 +95,7 @@ def _placement(result: AssemblyResult) -> Iterator[Finding]:
     request = result.request
     if request is not None:
         instructions = request.instructions
-        if not systems or _content(result, systems[0]) != instructions:
+        if instructions and (not systems or _content(result, systems[0]) != instructions):
             where = next((i for i, m in enumerate(messages) if instructions in (m.content or "")), None)
             if where is None:
                 text = "the instructions are missing from the request"

@@ -22,9 +22,9 @@ def _raw_block(passage) -> str:
 def _arrival(request: Request) -> tuple[list[ChatMessage], list[tuple[str, str]]]:
     system = request.instructions
     if request.evidence:
-        system += "\n\n" + "".join(_raw_block(p) for p in request.evidence)
-    messages = [ChatMessage(role="system", content=system)]
-    origins = [("instructions", "instructions")]
+        system += ("\n\n" if system else "") + "".join(_raw_block(p) for p in request.evidence)
+    messages = [ChatMessage(role="system", content=system)] if system else []
+    origins = [("instructions", "instructions")] if system else []
     for turn_id, turn in zip(request.turn_ids(), request.history_turns()):
         for k, m in enumerate(turn):
             messages.append(ChatMessage(role=m.role, content=m.content, tool_calls=m.tool_calls,
@@ -72,8 +72,9 @@ def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
             return None
 
     total = count(alive)
+    has_system = bool(origins) and origins[0] == ("instructions", "instructions")
     while (total is None or total > budget) and len(alive) > 1:
-        victim = alive[1] if alive[0] == 0 and len(alive) > 2 else alive[0]
+        victim = alive[1] if has_system and alive[0] == 0 and len(alive) > 2 else alive[0]
         rest = [i for i in alive if i != victim]
         before = measure([messages[i] for i in alive], tools)
         after_measure = measure([messages[i] for i in rest], tools)
@@ -83,7 +84,7 @@ def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
         if total is None:
             reason = "oldest message; dropped because the chat template refused the request with it"
         trace.append(TraceEntry(section=section, id=item, decision="dropped", tokens=tokens, reason=reason))
-        if victim == 0:
+        if victim == 0 and has_system:
             trace.extend(_evidence_entries(request, "dropped", "pasted into the dropped system message"))
         alive, total = rest, count(rest)
 
@@ -94,7 +95,7 @@ def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
     trace = kept_entries + trace
     turn_ids = request.turn_ids()
     dropped_ids = {e.id.split("/")[0] for e in trace if e.section == "history" and e.decision == "dropped"}
-    system_kept = 0 in alive
+    system_kept = has_system and 0 in alive
     return AssemblyResult(
         strategy="naive_truncate", request_id=request.id, messages=final, tools=tools, input_tokens=total,
         input_budget=budget, remaining_tokens=budget - total, context_limit=request.context_limit,
@@ -126,10 +127,11 @@ def _kept_entries(request: Request, final: list[ChatMessage], origins: list[tupl
         step([], tools[:k + 1], section="tools", id=tool.name, decision="kept", reason="tool definition")
     start = 0
     if origins and origins[0] == ("instructions", "instructions"):
-        system = ChatMessage(role="system", content=request.instructions)
-        step([system], tools, section="instructions", id="instructions", decision="kept",
-             reason="within the last messages that fit", message_indices=[0])
-        text = request.instructions + ("\n\n" if request.evidence else "")
+        if request.instructions:
+            system = ChatMessage(role="system", content=request.instructions)
+            step([system], tools, section="instructions", id="instructions", decision="kept",
+                 reason="within the last messages that fit", message_indices=[0])
+        text = request.instructions + ("\n\n" if request.instructions and request.evidence else "")
         for passage in request.evidence:
             text += _raw_block(passage)
             step([ChatMessage(role="system", content=text)], tools, section="evidence", id=passage.id,

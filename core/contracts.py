@@ -139,7 +139,7 @@ class Request(_Strict):
     """Seed 003's request: six sections and the budget they must fit."""
 
     id: str | None = None
-    instructions: str = Field(min_length=1)
+    instructions: str  # may be "": then the request has no system message
     tools: list[ToolDefinition] = Field(default_factory=list)
     history: list[HistoryMessage] = Field(default_factory=list)
     current: str = Field(min_length=1)

@@ -704,7 +704,8 @@ def plan_from_request(request) -> tuple[ContextPlan, dict[str, list[Message]], l
     decisions as ``assemble(request)``: required parts pinned, history by whole turns newest first,
     passages by score into the question's message, the two filling in ``fill_order``."""
     sections: dict[str, list[Message]] = {
-        "instructions": [Message(role="system", content=request.instructions, id="instructions")],
+        "instructions": [Message(role="system", content=request.instructions, id="instructions")]
+        if request.instructions else [],
         "history": [],
         "current": [Message(role="user", content=request.current, id="question")],
         "tool_exchanges": [],

@@ -97,8 +97,9 @@ def render(request: Request, selection: Selection) -> Rendered:
     """Build the chat messages and tool list for ``selection`` of ``request``."""
     messages: list[ChatMessage] = []
     origins: list[tuple[str, str]] = []
-    messages.append(ChatMessage(role="system", content=request.instructions if selection.instructions else ""))
-    origins.append(("instructions", "instructions"))
+    if request.instructions:  # no instructions, no system message
+        messages.append(ChatMessage(role="system", content=request.instructions if selection.instructions else ""))
+        origins.append(("instructions", "instructions"))
     turns = request.history_turns()
     turn_ids = request.turn_ids()
     for t in sorted(selection.turns):

@@ -205,3 +205,15 @@ def test_result_round_trips_through_json():
     again = parse_result(json.loads(result.to_json()))
     assert again == result
     assert again.to_json() == result.to_json()
+
+
+def test_a_request_without_instructions_has_no_system_message():
+    request, result = run(instructions="", history=turn(1), evidence=[passage("a", 1.0)])
+    assert [m.role for m in result.messages] == ["user", "assistant", "user"]
+    assert next(e for e in result.trace if e.section == "instructions").tokens == 0
+    assert sum(e.tokens for e in result.trace if e.decision != "dropped") == result.input_tokens
+    from core import audit, naive_truncate
+
+    assert audit(result, default_counter()) == []
+    naive = naive_truncate(request, default_counter())
+    assert naive.messages[0].role == "system" and naive.messages[0].content.startswith("<evidence")

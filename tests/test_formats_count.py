@@ -152,8 +152,8 @@ def test_to_core_request_names_what_cannot_be_represented():
     problems = dict(info.value.problems)
     assert "not a JSON object" in problems["messages[3]"]
     assert "tool call 'call_route' has no result" in problems["tool_exchanges[0]"]
-    with pytest.raises(RequestError, match="no system message"):
-        to_core_request(body([{"role": "user", "content": "Hi"}]), context_limit=1024, max_new_tokens=64)
+    bare = to_core_request(body([{"role": "user", "content": "Hi"}]), context_limit=1024, max_new_tokens=64)
+    assert bare.instructions == "" and bare.current == "Hi"  # no system message: none is invented
     with pytest.raises(RequestError, match="prefill or the recorded answer"):
         to_core_request(body([{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"},
                               {"role": "assistant", "content": "Hello"}]), context_limit=1024, max_new_tokens=64)

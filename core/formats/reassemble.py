@@ -15,7 +15,7 @@ def to_core_request(imported: ImportedRequest, *, context_limit: int, max_new_to
     before the last user message the history, the last user message the current question, and the
     assistant tool calls after it with their results the tool exchanges.
 
-    Raises ``RequestError`` naming each message that cannot be represented: no system message or no
+    Raises ``RequestError`` naming each message that cannot be represented: no
     user message, a system message after the conversation started, text or a prefill after the
     current question, arguments that are not a JSON object, a tool call without its result."""
     messages = imported.messages
@@ -23,10 +23,8 @@ def to_core_request(imported: ImportedRequest, *, context_limit: int, max_new_to
     leading = 0
     while leading < len(messages) and messages[leading].role == "system":
         leading += 1
-    instructions = "\n\n".join(m.content or "" for m in messages[:leading])
-    if not instructions.strip():
-        problems.append(("instructions", "the request has no system message (or only empty ones); a core request "
-                                         "needs instructions"))
+    # no system message: a core request without instructions (it has no system message either)
+    instructions = "\n\n".join(m.content or "" for m in messages[:leading]).strip()
     users = [i for i, m in enumerate(messages) if m.role == "user"]
     if not users:
         problems.append(("current", "the request has no user message to be the current question"))
