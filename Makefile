@@ -28,6 +28,7 @@ screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/rag_literal_boundary.result.json fixtures/rag_literal_boundary.baseline.json --screenshot resources/screenshots/literal_boundary.png
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/demo.result.json fixtures/demo.baseline.json --row 2 --tab audit --screenshot resources/screenshots/demo_baseline_audit.png
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector --demo --replay-limit 900 --screenshot resources/screenshots/replay.png
+	if [ -e ../shared/realworld/anthropic-messages ]; then QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector ../shared/realworld/anthropic-messages/openllmetry-test_anthropic_tools_history_legacy.yaml --tab audit --screenshot resources/screenshots/provider_drift.png; fi
 
 # the app icon's PNGs, from resources/icons/context-inspector.svg
 icons: $(STAMP)
