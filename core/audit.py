@@ -11,7 +11,7 @@ from typing import Iterator
 
 from .counting import TokenCounter
 from .errors import CounterError
-from .render import unescape
+from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, unescape
 from .result import AssemblyResult
 
 OPENER = re.compile(r"<evidence\b[^>]*>", re.IGNORECASE)
@@ -30,6 +30,7 @@ RULES: dict[str, str] = {
     "over-budget": "the request fits its input allowance",
     "count-mismatch": "the recorded count equals a recount with the same counter",
     "duplicate-id": "tool call ids and evidence ids are unique",
+    "trace-sum": "the template entry plus every sent item's tokens add up to input_tokens",
     "invalid-tool-arguments": "tool-call arguments are a JSON object",
     "unknown-tool": "a tool that is called was offered to the model (checked when the request offers tools)",
     "truncated-answer": "the recorded answer was not cut off by the output limit (finish_reason length)",
@@ -73,12 +74,24 @@ def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[F
     if counter is not None:
         findings += _control_tokens(result, counter)
         findings += _recount(result, counter)
+    findings += _trace_sum(result)
     if result.input_tokens > result.input_budget:
         findings.append(Finding("over-budget", "error",
                                 f"input_tokens {result.input_tokens} exceed the input allowance "
                                 f"{result.input_budget} by {result.input_tokens - result.input_budget}"))
     return sorted(findings, key=lambda f: (f.message_index if f.message_index is not None else -1,
                                           f.start or 0, f.rule))
+
+
+def _trace_sum(result: AssemblyResult) -> Iterator[Finding]:
+    """Our traces carry a template entry and marginal costs that add up exactly; a trace from
+    elsewhere (no template entry) is not held to that."""
+    if not any(e.section == "template" for e in result.trace):
+        return
+    sent = sum(e.tokens for e in result.trace if e.decision not in ("dropped", "summarised"))
+    if sent != result.input_tokens:
+        yield Finding("trace-sum", "error", f"the trace's sent items add up to {sent} tokens, but input_tokens is "
+                                            f"{result.input_tokens}")
 
 
 def has_errors(findings: list[Finding]) -> bool:
@@ -184,6 +197,18 @@ def _block_id(opener: str) -> str | None:
     return unescape(match.group(1)) if match else None
 
 
+def _evidence_region(role: str, text: str, request) -> str:
+    """Where evidence blocks may be. Knowing the request, a user message's own words (a question,
+    a history turn) are the user's, not passages: only the blocks before the question are scanned.
+    Without it, the whole text is."""
+    if request is None or role == "system":
+        return text
+    if not text.startswith(EVIDENCE_PREAMBLE):
+        return ""
+    suffix = QUESTION_PREFIX + request.current
+    return text[:len(text) - len(suffix)] if text.endswith(suffix) else text
+
+
 def _boundaries(result: AssemblyResult) -> Iterator[Finding]:
     reported: set[tuple[int, str]] = set()
     covered: list[tuple[int, int, int]] = []  # (message, start, end) of passages already reported
@@ -191,7 +216,7 @@ def _boundaries(result: AssemblyResult) -> Iterator[Finding]:
     for i, m in enumerate(result.messages):
         if m.role not in ("system", "user"):
             continue
-        text = m.content or ""
+        text = _evidence_region(m.role, m.content or "", request)
         if request is not None:
             for passage in request.evidence:
                 literal = TAG.search(passage.text)

@@ -19,7 +19,8 @@ from .audit import audit, has_errors
 from .baseline import naive_truncate
 from .contracts import Request, parse_request
 from .counting import DEFAULT_COUNTER, make_counter
-from .errors import ContextBudgetError, ContextInspectorError, RequestError, RequiredContextTooLarge
+from .errors import ContextBudgetError, ContextInspectorError, CounterError, RequestError, RequiredContextTooLarge
+from .replay import ReplayUnavailable
 from .loading import load_entries, load_request, load_result
 from .result import AssemblyResult
 
@@ -271,9 +272,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     edits = Edits(context_limit=args.context_limit, max_new_tokens=args.max_new_tokens, margin=args.margin,
                   fill_order=tuple(p.strip() for p in args.fill_order.split(",") if p.strip())
                   if args.fill_order else None)
+    _check_edits(edits)
     counter = make_counter(args.counter)
     entries = load_entries(args.file)
     recordings = [e.result or e.request or e.extra.get("plan_request") for e in entries if e.kind != "rejected"]
+    if not recordings:
+        raise RequestError([("", "no request or result to replay")], source=args.file)
     if len(recordings) == 1:
         recorded = recordings[0]
         before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
@@ -294,6 +298,17 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_edits(edits) -> None:
+    """Edits are the same for every record of a file: refuse bad ones once, up front."""
+    problems = [(f"--{name.replace('_', '-')}", "must be positive" if name != "margin" else "must not be negative")
+                for name, low in (("context_limit", 1), ("max_new_tokens", 1), ("margin", 0))
+                if getattr(edits, name) is not None and getattr(edits, name) < low]
+    if edits.fill_order is not None and sorted(edits.fill_order) != ["evidence", "history"]:
+        problems.append(("--fill-order", "must name history and evidence once each, e.g. evidence,history"))
+    if problems:
+        raise RequestError(problems, source="command line")
+
+
 def _progress_bar():
     def show(done: int, total: int) -> None:
         width = 30
@@ -302,6 +317,10 @@ def _progress_bar():
         sys.stderr.flush()
 
     return show
+
+
+def _file_of(args: argparse.Namespace) -> str:
+    return getattr(args, "request", None) or getattr(args, "result", None) or getattr(args, "file", None) or "input"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -318,8 +337,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_audit(args)
     except ContextBudgetError as exc:  # a plan that cannot fit without breaking a rule: like exit 3
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {_file_of(args)}: {exc}", file=sys.stderr)
         return EXIT_REQUIRED_TOO_LARGE
+    except (CounterError, ReplayUnavailable) as exc:  # raised while working on a named file: name it
+        print(f"{PROG}: error: {_file_of(args)}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except ContextInspectorError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

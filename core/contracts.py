@@ -89,8 +89,8 @@ class HistoryMessage(_Strict):
         if self.role == "assistant":
             if self.tool_call_id is not None:
                 raise ValueError("an assistant message carries no tool_call_id")
-            if self.content is None and not self.tool_calls:
-                raise ValueError("an assistant message needs content, tool_calls or both")
+            if not self.content and not self.tool_calls:
+                raise ValueError("an assistant message needs content (not empty), tool_calls or both")
         if self.role == "tool":
             if self.tool_call_id is None or self.content is None:
                 raise ValueError("a tool message needs tool_call_id and content")

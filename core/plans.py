@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .contracts import ChatMessage, ToolCall, ToolDefinition, problems_from
 from .counting import TokenCounter
-from .errors import AssemblyCancelled, CapabilityError, ContextBudgetError, CounterError, RequestError
+from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, CounterError, InputFileError,
+                     RequestError)
 from .result import AssemblyResult, TraceEntry
 
 BUILTIN_STRATEGIES = ("drop-oldest", "pin-and-fold", "summarise-span", "newest-turns", "by-score")
@@ -62,7 +63,7 @@ class SectionPlan(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(min_length=1)
-    share: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    share: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False, strict=True)
     pinned: bool = False
     compaction: str = "drop-oldest"
     # Passages: rendered as escaped <evidence> blocks into the first user message of section ``into``.
@@ -80,8 +81,8 @@ class ContextPlan(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     sections: tuple[SectionPlan, ...] = Field(min_length=1)
-    budget_tokens: int | None = Field(default=None, gt=0)
-    reserve_output_tokens: int = Field(default=0, ge=0)
+    budget_tokens: int | None = Field(default=None, gt=0, strict=True)
+    reserve_output_tokens: int = Field(default=0, ge=0, strict=True)
     fill_order: tuple[str, ...] = ()
     custom_strategies: tuple[str, ...] = ()  # names of strategies the caller will supply
 
@@ -396,7 +397,7 @@ class SummaryStore:
             with self._db:
                 self._db.execute(self.SCHEMA)
         except sqlite3.Error as exc:
-            raise ContextBudgetError(f"{path}: cannot open the summary store ({exc})") from exc
+            raise InputFileError(path, f"cannot open the summary store ({exc})") from exc
 
     def write(self, scope: str, records: Sequence[tuple[str, Summary]]) -> None:
         import sqlite3

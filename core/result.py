@@ -33,7 +33,7 @@ class TraceEntry(BaseModel):
     section: str
     id: str
     decision: Decision
-    tokens: int
+    tokens: int = Field(strict=True)
     reason: str
     rank: int | None = None
     score: float | None = None
@@ -51,12 +51,12 @@ class AssemblyResult(BaseModel):
     request_id: str | None = None
     messages: list[ChatMessage]
     tools: list[ToolDefinition] = Field(default_factory=list)
-    input_tokens: int
-    input_budget: int
-    remaining_tokens: int
-    context_limit: int
-    max_new_tokens: int
-    margin: int
+    input_tokens: int = Field(strict=True)
+    input_budget: int = Field(strict=True)
+    remaining_tokens: int = Field(strict=True)
+    context_limit: int = Field(strict=True)
+    max_new_tokens: int = Field(strict=True)
+    margin: int = Field(strict=True)
     fill_order: list[str] = Field(default_factory=lambda: ["history", "evidence"])
     kept_evidence: list[str] = Field(default_factory=list)
     dropped_evidence: list[str] = Field(default_factory=list)
@@ -144,4 +144,5 @@ def looks_like_result(data: Any) -> bool:
 
 
 def looks_like_request(data: Any) -> bool:
-    return isinstance(data, dict) and "current" in data and "instructions" in data
+    # either key is enough: a request missing the other is then refused naming the missing field
+    return isinstance(data, dict) and "trace" not in data and ("current" in data or "instructions" in data)

@@ -20,7 +20,7 @@ from . import theme
 from .replaysession import ReplayBase
 from .whatif import WhatIfChart
 
-SPIN_MAX = 10_000_000
+SPIN_MAX = 2**31 - 1  # Qt's spin boxes and sliders hold 32-bit ints
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -64,12 +64,17 @@ class LimitControl(QWidget):
         """Show ``value`` on a slider from ``low`` to ``high`` without reporting a change."""
         for widget in (self.slider, self.spin):
             widget.blockSignals(True)
-        self.slider.setRange(low, max(high, value, low + 1))
+        # Qt's sliders and spin boxes hold 32-bit ints: a recorded limit beyond that is shown clamped
+        value, low, high = (min(v, QT_INT_MAX) for v in (value, low, high))
+        self.slider.setRange(low, max(high, value, min(low + 1, QT_INT_MAX)))
         self.slider.setPageStep(max(1, (self.slider.maximum() - low) // 20))
         self.slider.setValue(value)
         self.spin.setValue(value)
         for widget in (self.slider, self.spin):
             widget.blockSignals(False)
+
+
+QT_INT_MAX = SPIN_MAX
 
 
 class ReplayPanel(QWidget):
@@ -351,9 +356,10 @@ class ReplayPanel(QWidget):
                 item = self.message_pin_item(pin.id)
                 if item is not None and (item.checkState() == Qt.CheckState.Checked) != pin.pinned:
                     pins[pin.id] = item.checkState() == Qt.CheckState.Checked
-        return Edits(context_limit=limit if limit != base.context_limit else None,
-                     max_new_tokens=reserve if reserve != base.max_new_tokens else None,
-                     margin=margin if margin is not None and margin != base.margin else None,
+        shown = lambda recorded: min(recorded, SPIN_MAX) if recorded is not None else None  # noqa: E731
+        return Edits(context_limit=limit if limit != shown(base.context_limit) else None,
+                     max_new_tokens=reserve if reserve != shown(base.max_new_tokens) else None,
+                     margin=margin if margin is not None and margin != shown(base.margin) else None,
                      fill_order=order if order != base.fill_order else None,
                      shares=shares, pins=pins)
 

@@ -196,3 +196,60 @@ def test_rag_requests_through_the_cli(capsys, tmp_path):
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "window" in err
     code, out, _ = run_cli(capsys, "assemble", str(rag / "tight.rag.json"), "--context-limit", "2048")
     assert code == 0 and len(json.loads(out)["kept_evidence"]) == 4
+
+
+def test_review_findings_stay_fixed(capsys, tmp_path):
+    # the user's own words may mention </evidence>: the assembler's output still audits clean
+    question = base_request(current="Why does my parser choke on </evidence> tags?",
+                            history=[{"role": "user", "content": '<evidence id="x">'},
+                                     {"role": "assistant", "content": "ok"}],
+                            evidence=[passage("e1", 1.0)])
+    source = write(tmp_path, "q.json", question)
+    code, out, _ = run_cli(capsys, "assemble", source, "-o", str(tmp_path / "q.result.json"))
+    assert code == 0
+    code, out, _ = run_cli(capsys, "audit", str(tmp_path / "q.result.json"))
+    assert code == 0 and "0 finding(s)" in out
+    # an empty assistant message is refused by the contract, naming the field
+    empty = base_request(history=[{"role": "user", "content": "ping"}, {"role": "assistant", "content": ""}])
+    code, _, err = run_cli(capsys, "assemble", write(tmp_path, "e.json", empty))
+    assert code == 2 and "history[1]" in err and "content" in err
+    # a template refusal names the file
+    tools = base_request(tools=[{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "nonsense"}}}}])
+    path = write(tmp_path, "t.json", tools)
+    code, _, err = run_cli(capsys, "assemble", path)
+    assert code == 2 and path in err and "refused" in err and len(err.strip().splitlines()) == 1
+    # a request missing a key is named as such, not as "neither a request nor a result"
+    missing = base_request()
+    del missing["current"]
+    code, _, err = run_cli(capsys, "assemble", write(tmp_path, "m.json", missing))
+    assert code == 2 and "current: Field required" in err
+    # a plan share must be a number, not a string
+    plan = json.loads((FIXTURES / "trip_plan_drop_oldest.plan.json").read_text(encoding="utf-8"))
+    plan["plan"]["sections"][1]["share"] = "0.5"
+    code, _, err = run_cli(capsys, "assemble", write(tmp_path, "p.json", plan))
+    assert code == 2 and "share" in err
+    # a summary store that cannot be opened is bad input (2), not "does not fit" (3)
+    code, _, err = run_cli(capsys, "assemble", str(FIXTURES / "trip_plan_summarise_span.plan.json"),
+                           "--store", str(tmp_path))
+    assert code == 2 and "summary store" in err
+
+
+def test_replay_refuses_bad_edits_and_empty_files_once(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "replay", str(FIXTURES / "recorded.results.jsonl"), "--fill-order", "x")
+    assert code == 2 and out == "" and "--fill-order" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli(capsys, "replay", str(FIXTURES / "recorded.results.jsonl"), "--context-limit", "0")
+    assert code == 2 and "--context-limit" in err
+    code, _, err = run_cli(capsys, "replay", write(tmp_path, "empty.json", "[]"))
+    assert code == 2 and "no request or result to replay" in err
+    code, _, err = run_cli(capsys, "replay", str(FIXTURES / "rag_overflow.rejected.json"))
+    assert code == 2 and "no request or result to replay" in err
+
+
+def test_audit_checks_that_the_trace_adds_up(capsys, tmp_path):
+    data = json.loads((FIXTURES / "demo.result.json").read_text(encoding="utf-8"))
+    data["trace"][1]["tokens"] += 5
+    code, out, _ = run_cli(capsys, "audit", write(tmp_path, "r.json", data))
+    assert code == 1 and "trace-sum" in out
+    data["trace"][1]["tokens"] = "5"
+    code, _, err = run_cli(capsys, "audit", write(tmp_path, "s.json", data))
+    assert code == 2 and "trace[1].tokens" in err
