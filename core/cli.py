@@ -184,6 +184,8 @@ def _cmd_plan(args: argparse.Namespace, request) -> int:
     try:
         result = assemble_plan_request(request, counter, summariser=_summariser(args), store=store,
                                        scope=args.scope if store else None)
+    except RequestError:
+        raise
     except ValueError as exc:
         raise RequestError([("plan", str(exc))], source=args.request) from None
     finally:

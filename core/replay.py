@@ -92,9 +92,10 @@ def edited_request(source, edits: Edits):
         edited = source.model_copy(update=checked.model_dump())
         edited._coherent()
     except ValidationError as exc:
-        raise RequestError(problems_from(exc), source="edits") from None
+        raise RequestError([(f"edits.{path}" if path else "edits", message)
+                            for path, message in problems_from(exc)]) from None
     except ValueError as exc:
-        raise RequestError([("edits", str(exc))], source="edits") from None
+        raise RequestError([("edits", str(exc))]) from None
     return edited
 
 

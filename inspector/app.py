@@ -164,7 +164,7 @@ def _screenshot(args: argparse.Namespace, settings) -> int:
     if not ok:
         problems.append("loading did not finish within the time limit")
     if not problems and window.request_model.rowCount() == 0:
-        problems.append("no request or result was found")
+        problems.append(f"{', '.join(args.files) or 'the demo'}: no request or result was found")
     if problems:
         for text in problems:
             print(f"context-inspector: {text}", file=sys.stderr)
