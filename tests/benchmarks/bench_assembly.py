@@ -105,13 +105,13 @@ def bench_memory(spec: str, passages: int) -> None:
 
 def bench_jsonl(records: int, repeats: int) -> None:
     counter = make_counter()
-    base = assemble(parse_request(large_request(6, 3, 2, context_limit=4096, seed=3)), counter)  # ~10 KB a line
+    base = assemble(parse_request(large_request(1, 1, 1, context_limit=4096, seed=3)), counter)  # ~10 KB a line
     line = json.dumps(base.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "results.jsonl"
         with open(path, "w", encoding="utf-8") as handle:
             for i in range(records):
-                handle.write(line.replace('"request_id": "bench-6x3"', f'"request_id": "bench-{i:05d}"', 1) + "\n")
+                handle.write(line.replace('"request_id": "bench-1x1"', f'"request_id": "bench-{i:05d}"', 1) + "\n")
         size = path.stat().st_size
 
         def plain():
