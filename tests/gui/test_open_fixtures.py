@@ -6,22 +6,11 @@ import json
 import core
 from inspector.detail import DetailTabs
 from inspector.models import DECISION_ROLE, ITEM_ID_ROLE, SECTION_ROLE, SectionTreeModel
+from .treehelpers import tree_decisions as _tree_decisions
 
 
 def _records(path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
-
-
-def _tree_decisions(window) -> dict[tuple[str, str], tuple[str, int]]:
-    model = window.tree_model
-    out = {}
-    for s in range(model.rowCount()):
-        parent = model.index(s, 0)
-        for r in range(model.rowCount(parent)):
-            index = model.index(r, 0, parent)
-            out[(index.data(SECTION_ROLE), index.data(ITEM_ID_ROLE))] = (
-                index.data(DECISION_ROLE), int(model.index(r, SectionTreeModel.C_TOKENS, parent).data()))
-    return out
 
 
 def test_request_file_is_assembled_with_the_counter(open_and_wait, counter, fixtures_dir):

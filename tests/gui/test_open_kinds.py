@@ -8,20 +8,9 @@ from inspector import theme
 from inspector.document import pending_row, read_pending
 from inspector.models import DECISION_ROLE, ITEM_ID_ROLE, RequestFilterProxy, RequestListModel, SECTION_ROLE, \
     SectionTreeModel
+from .treehelpers import tree_decisions as tree
 
 PLAN_FIXTURES = ("trip_plan_drop_oldest", "trip_plan_pin_and_fold", "trip_plan_summarise_span")
-
-
-def tree(window) -> dict[tuple[str, str], tuple[str, int]]:
-    model = window.tree_model
-    out = {}
-    for s in range(model.rowCount()):
-        parent = model.index(s, 0)
-        for r in range(model.rowCount(parent)):
-            index = model.index(r, 0, parent)
-            out[(index.data(SECTION_ROLE), index.data(ITEM_ID_ROLE))] = (
-                index.data(DECISION_ROLE), int(model.index(r, SectionTreeModel.C_TOKENS, parent).data()))
-    return out
 
 
 def test_rag_windows_request_is_assembled_with_its_receipts(open_and_wait, fixtures_dir, counter):

@@ -11,6 +11,7 @@ import core
 from core.replay import Edits, diff, limit_range, replay, sweep
 from inspector.budgetbar import RECORDED_LANE
 from inspector.models import CHANGE_ROLE, DECISION_ROLE, ITEM_ID_ROLE, SECTION_ROLE, SectionTreeModel
+from .treehelpers import tree_items
 
 DEMO = "demo.result.json"
 
@@ -31,17 +32,6 @@ def replaying(open_and_wait, qtbot):
 
 def settle(window, qtbot) -> None:
     qtbot.waitUntil(window.is_idle, timeout=60000)
-
-
-def tree_items(window) -> dict[tuple[str, str], QModelIndex]:
-    model = window.tree_model
-    out = {}
-    for s in range(model.rowCount()):
-        parent = model.index(s, 0)
-        for r in range(model.rowCount(parent)):
-            index = model.index(r, 0, parent)
-            out[(index.data(SECTION_ROLE), index.data(ITEM_ID_ROLE))] = index
-    return out
 
 
 def assert_shows(window, recorded: core.AssemblyResult, expected: core.AssemblyResult) -> None:
