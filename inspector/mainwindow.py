@@ -218,7 +218,7 @@ class MainWindow(QMainWindow):
         self.request_view.verticalHeader().hide()
         self.request_view.setWordWrap(False)
         self.request_view.horizontalHeader().setStretchLastSection(True)
-        for col, width in ((0, 150), (1, 84), (2, 116), (3, 80), (4, 50), (5, 40), (6, 62), (7, 104)):
+        for col, width in ((0, 118), (1, 84), (2, 84), (3, 80), (4, 50), (5, 40), (6, 62), (7, 96)):
             self.request_view.setColumnWidth(col, width)
 
         left = QWidget(self)
@@ -277,7 +277,7 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.right_splitter)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([575, 1025])
+        self.splitter.setSizes([632, 968])
 
         central = QWidget(self)
         layout = QVBoxLayout(central)
