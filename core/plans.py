@@ -409,8 +409,8 @@ class SummaryStore:
                         "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?)",
                         (summary.id, scope, f"compaction:{section}", json.dumps(list(summary.replaces)),
                          summary.span_hash, summary.message.content or ""))
-        except sqlite3.Error as exc:
-            raise ContextBudgetError(f"{self.path}: writing summaries failed, nothing was written ({exc})") from exc
+        except sqlite3.Error as exc:  # an I/O problem, not a budget one: bad input for the CLI (exit 2)
+            raise InputFileError(self.path, f"writing summaries failed, nothing was written ({exc})") from exc
 
     def read(self, scope: str) -> list[dict[str, Any]]:
         rows = self._db.execute("SELECT id, source, replaces, span_hash, text FROM summaries WHERE scope = ? "

@@ -799,7 +799,8 @@ def load_rag_request(path: str | Path, *, windows_path: str | Path | None = None
     """Read and validate a RAG request file; ``windows_path`` supplies or replaces its expansion record."""
     path = Path(path)
     windows = read_json(windows_path) if windows_path is not None else None
-    return rag_request_from(read_json(path), base_dir=path.parent, source=str(path), windows=windows)
+    source = str(path) if windows_path is None else f"{path} (windows from {windows_path})"
+    return rag_request_from(read_json(path), base_dir=path.parent, source=source, windows=windows)
 
 
 def assemble_rag(loaded: LoadedRag, counter: TokenCounter, *, reference: bool = False,

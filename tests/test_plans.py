@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import FIXTURES, default_counter, fixture_data, fixture_request
 
+from core import InputFileError
 from core import (AssemblyCancelled, CapabilityError, CompactionOutcome, ContextAssembler, ContextBudgetError,
                   ContextPlan, HttpSummariser, Message, RecordedSummariser, RequestError, SectionPlan, SummariseSpan,
                   SummaryStore, assemble, assemble_plan_request, make_counter, parse_plan, parse_plan_request, pinned,
@@ -331,7 +332,7 @@ def test_a_failed_write_leaves_no_partial_record(tmp_path):
                                  SectionPlan("question", pinned=True)), budget_tokens=300)
     assembler = ContextAssembler(plan, default_counter(), strategies={"summarise-span": SummariseSpan(Fixed())},
                                  store=store, scope="s")
-    with pytest.raises(ContextBudgetError, match="nothing was written"):
+    with pytest.raises(InputFileError, match="nothing was written"):
         other = [m.model_copy(update={"content": m.content + " (b)", "id": f"b-{m.id}"}) for m in chat(10)]
         assembler.assemble({"a": chat(10), "b": other, "question": [Message(role="user", content="Q?")]})
     assert store.read("s") == []

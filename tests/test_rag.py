@@ -483,7 +483,9 @@ def test_a_windows_file_given_separately_is_validated_too(tmp_path, roomy):
     with pytest.raises(WindowError) as info:
         load_rag_request(RAG / "roomy.rag.json", windows_path=tmp_path / "w.json")
     assert info.value.rule == "text-mismatch"
-    assert str(info.value).startswith(str(RAG / "roomy.rag.json") + ": windows.groups[0].text: window ")
+    # the line names both files: the request, and the windows file the bad record came from
+    assert str(info.value).startswith(str(RAG / "roomy.rag.json") + " (windows from ")
+    assert "w.json): windows.groups[0].text: window " in str(info.value)
 
 
 @pytest.mark.parametrize("change, fragment", [
