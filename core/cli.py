@@ -39,14 +39,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def budget_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("request", metavar="REQUEST.json")
+    def limit_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--counter", default=None, metavar="SPEC",
                        help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
         p.add_argument("--context-limit", type=int, metavar="N")
         p.add_argument("--max-new-tokens", type=int, metavar="N")
         p.add_argument("--margin", type=int, metavar="N")
         p.add_argument("--fill-order", metavar="A,B", help="e.g. evidence,history")
+
+    def budget_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("request", metavar="REQUEST.json")
+        limit_options(p)
         p.add_argument("-o", "--output", metavar="RESULT.json", help="write the result here (default stdout)")
 
     p_assemble = sub.add_parser("assemble", help="assemble REQUEST.json and write the result JSON")
@@ -84,12 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     p_replay = sub.add_parser("replay", help="assemble a recorded result (or request) again under edited limits "
                                              "and print what changes; a JSONL gives aggregate what-if figures")
     p_replay.add_argument("file", metavar="FILE")
-    p_replay.add_argument("--counter", default=None, metavar="SPEC",
-                          help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
-    p_replay.add_argument("--context-limit", type=int, metavar="N")
-    p_replay.add_argument("--max-new-tokens", type=int, metavar="N")
-    p_replay.add_argument("--margin", type=int, metavar="N")
-    p_replay.add_argument("--fill-order", metavar="A,B")
+    limit_options(p_replay)
     p_replay.add_argument("--json", action="store_true", help="print JSON")
     return parser
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from ..contracts import ChatMessage
 from .model import ImportedRequest, Recorded
-from .normalise import (Context, Draft, Malformed, Parts, as_int, drafts_from, finish, output_messages,
-                        read_parts, role_of, tool_call, tool_definitions, updated)
+from .normalise import (Context, Draft, Malformed, Parts, as_int, body_messages, drafts_from, finish,
+                        join_place, output_messages, read_parts, role_of, tool_call, tool_definitions, updated)
 
 FORMAT = "anthropic-messages"
 KNOWN_KEYS = {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "temperature", "top_p", "top_k",
@@ -37,28 +37,23 @@ def _anthropic_block(block: Any) -> bool:
 
 def import_body(body: Any, place: str, label: str, *, file_format: str = FORMAT, response: Any = None,
                 stream: list[dict[str, Any]] | None = None) -> ImportedRequest:
-    if not isinstance(body, dict):
-        raise Malformed(place, f"a request body must be a JSON object, found {type(body).__name__}")
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        raise Malformed(_join(place, "messages"), "expected a list of messages" if messages is not None
-                        else "a Messages request body needs 'messages'")
+    messages = body_messages(body, place, "Messages request")
     ctx = Context()
     drafts: list[Draft] = []
     system = body.get("system")
     if system is not None:
-        where = _join(place, "system")
+        where = join_place(place, "system")
         parts = read_parts(system, where, ctx)
         drafts.append(Draft("system", parts.text() or "", where))
     for i, message in enumerate(messages):
-        where = _join(place, f"messages[{i}]")
+        where = join_place(place, f"messages[{i}]")
         if not isinstance(message, dict):
             raise Malformed(where, f"a message must be an object, found {type(message).__name__}")
         role = role_of(message.get("role"), f"{where}.role")
         if role not in ("user", "assistant"):
             ctx.warn(f"{where}.role", f"role {message.get('role')!r} is not a Messages API role; kept as {role}")
         drafts += drafts_from(role, read_parts(message.get("content"), f"{where}.content", ctx), where, ctx)
-    tools = tool_definitions(body.get("tools"), _join(place, "tools"), ctx)
+    tools = tool_definitions(body.get("tools"), join_place(place, "tools"), ctx)
     ignored = sorted(k for k in body if k not in KNOWN_KEYS)
     if ignored:
         ctx.warn(place, "keys that are not part of a Messages request were ignored: " + ", ".join(ignored))
@@ -68,14 +63,10 @@ def import_body(body: Any, place: str, label: str, *, file_format: str = FORMAT,
                         max_output_tokens=as_int(body.get("max_tokens")))
     output: list[ChatMessage] = []
     if response is not None:
-        recorded, output = _with_response(recorded, response, _join(place, "response") if place else "response", ctx)
+        recorded, output = _with_response(recorded, response, join_place(place, "response"), ctx)
     elif stream is not None:
         recorded, output = _with_stream(recorded, stream, ctx)
     return finish(label, drafts, tools, recorded, ctx, output=output)
-
-
-def _join(place: str, key: str) -> str:
-    return f"{place}.{key}" if place else key
 
 
 def input_tokens(usage: Any) -> int | None:

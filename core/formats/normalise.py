@@ -99,6 +99,21 @@ class Context:
 # small value readers
 
 
+def join_place(place: str, key: str) -> str:
+    return f"{place}.{key}" if place else key
+
+
+def body_messages(body: Any, place: str, what: str) -> list[Any]:
+    """The ``messages`` list of a provider request body, or ``Malformed`` naming the place."""
+    if not isinstance(body, dict):
+        raise Malformed(place, f"a request body must be a JSON object, found {type(body).__name__}")
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        raise Malformed(join_place(place, "messages"), "expected a list of messages" if messages is not None
+                        else f"a {what} body needs 'messages'")
+    return messages
+
+
 def as_int(value: Any) -> int | None:
     """An integer from an int, a decimal string or a whole float (OTLP writes 64-bit ints as strings)."""
     if isinstance(value, bool) or value is None:

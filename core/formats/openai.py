@@ -6,8 +6,8 @@ from typing import Any
 
 from ..contracts import ChatMessage
 from .model import ImportedRequest, Recorded
-from .normalise import (Context, Draft, Malformed, as_int, drafts_from, finish, output_messages, read_parts,
-                        role_of, tool_call, tool_definitions, updated)
+from .normalise import (Context, Draft, Malformed, as_int, body_messages, drafts_from, finish, join_place,
+                        output_messages, read_parts, role_of, tool_call, tool_definitions, updated)
 
 FORMAT = "openai-chat"
 # Request parameters that shape sampling, not the context: read silently.
@@ -27,20 +27,15 @@ def is_response(data: Any) -> bool:
 def import_body(body: Any, place: str, label: str, *, file_format: str = FORMAT, response: Any = None,
                 stream: list[dict[str, Any]] | None = None) -> ImportedRequest:
     """One request body (with its response, or the events of a streamed response, when recorded)."""
-    if not isinstance(body, dict):
-        raise Malformed(place, f"a request body must be a JSON object, found {type(body).__name__}")
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        raise Malformed(_join(place, "messages"), "expected a list of messages" if messages is not None
-                        else "a chat request body needs 'messages'")
+    messages = body_messages(body, place, "chat request")
     ctx = Context()
     drafts: list[Draft] = []
     pending_function: dict[str, str] = {}  # legacy function_call name -> generated call id
     for i, message in enumerate(messages):
-        drafts += _message(message, _join(place, f"messages[{i}]"), ctx, pending_function)
-    tools = tool_definitions(body.get("tools"), _join(place, "tools"), ctx)
+        drafts += _message(message, join_place(place, f"messages[{i}]"), ctx, pending_function)
+    tools = tool_definitions(body.get("tools"), join_place(place, "tools"), ctx)
     if body.get("functions") is not None:  # legacy name for tool definitions
-        tools += tool_definitions(body["functions"], _join(place, "functions"), ctx)
+        tools += tool_definitions(body["functions"], join_place(place, "functions"), ctx)
     ignored = sorted(k for k in body if k not in KNOWN_KEYS)
     if ignored:
         ctx.warn(place, "keys that are not part of a chat request were ignored: " + ", ".join(ignored))
@@ -50,14 +45,10 @@ def import_body(body: Any, place: str, label: str, *, file_format: str = FORMAT,
                         source_place=place, max_output_tokens=max_out, name=label)
     output: list[ChatMessage] = []
     if response is not None:
-        recorded, output = _with_response(recorded, response, _join(place, "response") if place else "response", ctx)
+        recorded, output = _with_response(recorded, response, join_place(place, "response"), ctx)
     elif stream is not None:
         recorded, output = _with_stream(recorded, stream, ctx)
     return finish(label, drafts, tools, recorded, ctx, output=output)
-
-
-def _join(place: str, key: str) -> str:
-    return f"{place}.{key}" if place else key
 
 
 def _message(message: Any, where: str, ctx: Context, pending_function: dict[str, str]) -> list[Draft]:
