@@ -16,6 +16,7 @@ never of what earlier sections left. Sections without a share fill what the shar
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .contracts import ChatMessage, ToolCall, ToolDefinition, problems_from
 from .counting import TokenCounter
+from .plancounts import FastPlanCounts, PlanCounts, PredictionMismatch, forget_constants
 from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, CounterError, InputFileError,
                      RequestError)
 from .result import AssemblyResult, TraceEntry
@@ -149,7 +151,15 @@ class CompactionStrategy(Protocol):
     def compact(self, entries: Sequence[Message], *, budget_tokens: int, count: Count) -> CompactionOutcome: ...
 
 
-class DropOldest:
+class _ComparesWithBudget:
+    """A built-in strategy compares counts with ``budget_tokens`` only; saying so lets the assembler
+    answer its counts from item costs (a count near the budget is still counted whole)."""
+
+    def thresholds(self, budget_tokens: int) -> tuple[int, ...]:
+        return (budget_tokens,)
+
+
+class DropOldest(_ComparesWithBudget):
     """Drops unpinned entries from the front until the rest fits. Costs nothing."""
 
     def compact(self, entries, *, budget_tokens, count):
@@ -164,7 +174,7 @@ class DropOldest:
         return CompactionOutcome(tuple(kept), tuple(evicted))
 
 
-class PinAndFold:
+class PinAndFold(_ComparesWithBudget):
     """Keeps pins verbatim and folds the rest into one short note. Costs nothing."""
 
     def compact(self, entries, *, budget_tokens, count):
@@ -184,7 +194,7 @@ class PinAndFold:
         return CompactionOutcome(tuple(kept), tuple(folded))
 
 
-class NewestTurns:
+class NewestTurns(_ComparesWithBudget):
     """Seed 003's history policy: whole turns (a user message and what follows it), newest first,
     stopping at the first turn that does not fit. A turn with a pinned message is always kept."""
 
@@ -210,18 +220,20 @@ class NewestTurns:
         return CompactionOutcome(kept, evicted)
 
 
-class ByScore:
+class ByScore(_ComparesWithBudget):
     """Seed 003's evidence policy: by score, highest first, ties by id; one that does not fit is
     skipped and a smaller later one may still fit. Pinned passages are always kept."""
 
     def compact(self, entries, *, budget_tokens, count):
         ranked = sorted(entries, key=lambda m: (-(m.score or 0.0), m.id or ""))
+        rank = {id(m): i for i, m in enumerate(ranked)}
         kept = [m for m in ranked if m.pinned]
         evicted = []
         for m in ranked:
             if m.pinned:
                 continue
-            candidate = sorted(kept + [m], key=ranked.index)
+            at = bisect.bisect([rank[id(k)] for k in kept], rank[id(m)])
+            candidate = kept[:at] + [m] + kept[at:]
             if count(candidate) <= budget_tokens:
                 kept = candidate
             else:
@@ -245,6 +257,13 @@ class SummariseSpan:
         self.summariser = summariser
         self.max_summary_tokens = max_summary_tokens
         self.cancel: threading.Event | None = None
+        self.memo: dict[str, str] | None = None  # set by the assembler: one call per span per assembly
+
+    def _room(self, budget_tokens: int) -> int:
+        return min(self.max_summary_tokens, max(32, budget_tokens // 4))  # kept free for the summary
+
+    def thresholds(self, budget_tokens: int) -> tuple[int, ...]:
+        return (budget_tokens, budget_tokens - self._room(budget_tokens))
 
     def compact(self, entries, *, budget_tokens, count):
         entries = list(entries)
@@ -255,7 +274,7 @@ class SummariseSpan:
             return CompactionOutcome(tuple(entries))
         # The span is the oldest unpinned entries (pins inside it stay verbatim, after the summary),
         # grown until what remains plus a summary of max_summary_tokens fits.
-        room = min(self.max_summary_tokens, max(32, budget_tokens // 4))  # kept free for the summary
+        room = self._room(budget_tokens)
         taken: list[int] = []
         for i in unpinned:
             taken.append(i)
@@ -263,8 +282,12 @@ class SummariseSpan:
             if count(rest) + room <= budget_tokens:
                 break
         span = [entries[i] for i in taken]
-        text = _call_summariser(self.summariser, span, self.cancel)
         digest = _span_hash(span)
+        text = self.memo.get(digest) if self.memo is not None else None
+        if text is None:
+            text = _call_summariser(self.summariser, span, self.cancel)
+            if self.memo is not None:
+                self.memo[digest] = text
         summary_message = Message(role="user", id=f"summary-{digest[:12]}", content=SUMMARY_PREFIX + text)
         replaced = tuple(m.id or f"#{entries.index(m)}" for m in span)
         kept = [m for j, m in enumerate(entries) if j < taken[0]] + [summary_message] + \
@@ -440,8 +463,9 @@ class ContextAssembler:
 
     def __init__(self, plan: ContextPlan, counter: TokenCounter, *,
                  strategies: Mapping[str, CompactionStrategy] | None = None,
-                 store: SummaryStore | None = None, scope: str | None = None) -> None:
+                 store: SummaryStore | None = None, scope: str | None = None, reference: bool = False) -> None:
         self.plan = plan
+        self.reference = reference  # count the complete prompt for every question (seed 002's method)
         self.counter = counter
         self.strategies: dict[str, CompactionStrategy] = {
             "drop-oldest": DropOldest(), "pin-and-fold": PinAndFold(), "newest-turns": NewestTurns(),
@@ -472,42 +496,69 @@ class ContextAssembler:
         return budget
 
     def assemble(self, sections: Mapping[str, Sequence[Message | Mapping[str, Any]]], *,
-                 tools: Sequence[ToolDefinition] = (), cancel: threading.Event | None = None) -> AssemblyResult:
+                 tools: Sequence[ToolDefinition] = (), cancel: threading.Event | None = None,
+                 reference: bool | None = None, stats: dict | None = None) -> AssemblyResult:
+        """Assemble ``sections`` under the plan. ``reference=True`` counts the complete prompt for every
+        question (seed 002's method); the default answers from item costs and reaches the same result
+        (see :mod:`core.plancounts`). ``stats``, if given, is filled with ``full_counts`` (complete-prompt
+        tokenisations) and ``item_counts`` (single-text tokenisations)."""
         budget = self.budget()
         declared = [s.name for s in self.plan.sections]
         unknown = [name for name in sections if name not in declared]
         if unknown:
             raise ValueError(f"messages under {unknown[0]!r}, which the plan does not declare "
                              f"(declared: {', '.join(declared)})")
-        states = [_SectionState(s, [self._message(m, s) for m in sections.get(s.name, ())])
-                  for s in self.plan.sections]
-        for st in states:
-            st.ids = [m.id or f"{st.plan.name}-{i}" for i, m in enumerate(st.entries)]
-            st.entries = [m if m.id else m.model_copy(update={"id": st.ids[i]}) for i, m in enumerate(st.entries)]
-        tools = list(tools)
-        current = {st.plan.name: [m for m in st.entries if m.pinned] for st in states}
+        reference = self.reference if reference is None else reference
+        summaries: dict[str, str] = {}  # one summary call per span, even if assembly starts again
+        for strategy in self.strategies.values():
+            if hasattr(strategy, "cancel"):
+                strategy.cancel = cancel
+            if isinstance(strategy, SummariseSpan):
+                strategy.memo = summaries
+        items_before = self.counter.item_counts
+        runs: list[PlanCounts] = []
+        finished: list[list[_SectionState]] = []
 
-        def total(replaced: Mapping[str, Sequence[Message]] | None = None, *, exact: bool = False) -> int:
-            """Complete count of the prompt with some sections replaced. While budgeting, a partial
-            prompt the template refuses (one ending with an assistant message) is counted with an
-            empty user turn after it; the prompt that is emitted is counted ``exact``."""
-            view = dict(current)
-            view.update(replaced or {})
-            messages = self._render(states, view)
-            if not messages:
-                messages = [ChatMessage(role="user", content="")]
-            try:
-                return self.counter.count(messages, tools)
-            except CounterError as exc:
-                if not exact and messages[-1].role == "assistant":
-                    try:
-                        return self.counter.count(messages + [ChatMessage(role="user", content="")], tools)
-                    except CounterError:
-                        pass
-                raise ContextBudgetError(f"the prompt cannot be counted: {exc}") from exc
+        def run(counts_class: type[PlanCounts]) -> AssemblyResult:
+            states = [_SectionState(s, [self._message(m, s) for m in sections.get(s.name, ())])
+                      for s in self.plan.sections]
+            for st in states:
+                st.ids = [m.id or f"{st.plan.name}-{i}" for i, m in enumerate(st.entries)]
+                st.entries = [m if m.id else m.model_copy(update={"id": st.ids[i]}) for i, m in enumerate(st.entries)]
+            counts = counts_class(self.counter, states, tools, self._render)
+            runs.append(counts)
+            result = self._assemble(states, counts, list(tools), budget, cancel)
+            finished.append(states)
+            return result
 
-        base = total({name: [] for name in current})
-        pinned_total = total()
+        try:
+            if reference:
+                result = run(PlanCounts)
+            else:
+                try:
+                    result = run(FastPlanCounts)
+                except PredictionMismatch as exc:
+                    forget_constants(self.counter)
+                    result = run(PlanCounts)
+                    result.counting_note = f"assembled with the reference method: {exc}"
+        finally:
+            for strategy in self.strategies.values():
+                if isinstance(strategy, SummariseSpan):
+                    strategy.memo = None
+            if stats is not None:
+                stats["full_counts"] = sum(c.full_counts for c in runs)
+                stats["item_counts"] = self.counter.item_counts - items_before + sum(c.probe_counts for c in runs)
+                stats["predicted"] = sum(c.predicted for c in runs)
+        if self.store is not None and self.scope is not None:
+            records = [(st.plan.name, s) for st in finished[-1] if st.outcome for s in st.outcome.summaries]
+            if records:
+                self.store.write(self.scope, records)
+        return result
+
+    def _assemble(self, states: list[_SectionState], counts: PlanCounts, tools: list[ToolDefinition], budget: int,
+                  cancel: threading.Event | None) -> AssemblyResult:
+        current = counts.current
+        pinned_total = counts.pinned_total()
         if pinned_total > budget:
             names = [f"{st.plan.name}:{m.id}" for st in states for m in st.entries if m.pinned]
             raise ContextBudgetError(
@@ -525,9 +576,6 @@ class ContextAssembler:
             if st.plan.share is None and st.plan.name not in seen:
                 seen.add(st.plan.name)
                 order.append(st)
-        for strategy in self.strategies.values():
-            if hasattr(strategy, "cancel"):
-                strategy.cancel = cancel
         for st in order:
             if cancel is not None and cancel.is_set():
                 raise AssemblyCancelled("assembly cancelled")
@@ -535,44 +583,36 @@ class ContextAssembler:
             if all(m.pinned for m in st.entries):  # nothing a strategy could change
                 st.outcome = CompactionOutcome(tuple(st.entries))
                 continue
-            pins_cost = total() - total({name: []})
+            pins_cost = counts.cost(name, current[name], ())
             # a section without a share fills what the shared sections and earlier fills left
-            free = st.allowance if st.allowance is not None else budget - total()
+            free = st.allowance if st.allowance is not None else budget - counts.running_total()
             limit = pins_cost + free
-
-            def count(entries: Sequence[Message], _name: str = name) -> int:
-                return total({_name: list(entries)}) - total({_name: []})
-
             entries = st.entries
-            if count(entries) <= limit:
+            if counts.cost(name, entries, (limit,)) <= limit:
                 st.outcome = CompactionOutcome(tuple(entries))
             else:
                 strategy = self.strategies[st.plan.compaction]
-                st.outcome = strategy.compact(tuple(entries), budget_tokens=limit, count=count)
+                st.outcome = strategy.compact(tuple(entries), budget_tokens=limit,
+                                              count=counts.strategy_count(name, strategy, limit))
             kept_ids = {m.id for m in st.outcome.entries}
             lost = [m.id for m in entries if m.pinned and m.id not in kept_ids]
             if lost:
                 raise ContextBudgetError(f"strategy {st.plan.compaction!r} evicted pinned entry {lost[0]!r} "
                                          f"of section {name!r}")
-            current[name] = list(st.outcome.entries)
+            counts.commit(name, st.outcome.entries)
             st.allowance = limit
         # A strategy (a third party's included) may not hand back more than it was allowed.
         for st in order:
             if st.allowance is None:
                 continue
-            used = total() - total({st.plan.name: []})
+            used = counts.cost(st.plan.name, current[st.plan.name], (st.allowance,))
             if used > st.allowance:
                 raise ContextBudgetError(f"strategy {st.plan.compaction!r} returned {used} tokens for section "
                                          f"{st.plan.name!r}, over its allowance of {st.allowance}")
-        input_tokens = total(exact=True)
+        input_tokens = counts.final_total()
         if input_tokens > budget:
             raise ContextBudgetError(f"the assembled prompt counts {input_tokens} tokens, over the budget of {budget}")
-        result = self._result(states, current, tools, input_tokens, budget, base, total)
-        if self.store is not None and self.scope is not None:
-            records = [(st.plan.name, s) for st in states if st.outcome for s in st.outcome.summaries]
-            if records:
-                self.store.write(self.scope, records)
-        return result
+        return self._result(states, counts, tools, input_tokens, budget)
 
     @staticmethod
     def _render(states: list[_SectionState], view: Mapping[str, Sequence[Message]]) -> list[ChatMessage]:
@@ -614,15 +654,10 @@ class ContextAssembler:
             message = pinned(message)
         return message
 
-    def _result(self, states, current, tools, input_tokens, budget, base, total) -> AssemblyResult:
-        def measure(replaced):
-            """A count for the trace; a partial prompt no template accepts costs nothing here (its
-            tokens stay in the template entry, so the figures still add up)."""
-            try:
-                return total(replaced)
-            except ContextBudgetError:
-                return None
-
+    def _result(self, states, counts: PlanCounts, tools, input_tokens, budget) -> AssemblyResult:
+        """The result and its trace. A partial prompt no template accepts costs nothing in the trace
+        (its tokens stay in the template entry, so the figures still add up)."""
+        current = counts.current
         trace = [TraceEntry(section="template", id="chat-template", decision="required", tokens=0,
                             reason="chat template, role markers and generation prefix")]
         messages = self._render(states, current)
@@ -642,12 +677,8 @@ class ContextAssembler:
             name = st.plan.name
             outcome = st.outcome or CompactionOutcome(tuple(current[name]))
             summarised = {rid: s for s in outcome.summaries for rid in s.replaces}
-            prefix: list[Message] = []
-            for m in outcome.entries:
-                before = measure({name: prefix})
-                prefix = prefix + [m]
-                after = measure({name: prefix})
-                cost = after - before if after is not None and before is not None else 0
+            costs = counts.kept_costs(name, list(outcome.entries))
+            for m, cost in zip(outcome.entries, costs):
                 summary = next((s for s in outcome.summaries if s.message.id == m.id), None)
                 entry = TraceEntry(section=name, id=m.id or "", decision="pinned" if m.pinned else "kept", tokens=cost,
                                    reason=("pinned: never evicted" if m.pinned else
@@ -665,8 +696,7 @@ class ContextAssembler:
             for m in st.entries:
                 if m.id in kept_ids:
                     continue
-                alone_with, alone_without = measure({name: [m]}), measure({name: []})
-                alone = alone_with - alone_without if alone_with is not None and alone_without is not None else 0
+                alone = counts.alone_cost(name, m)
                 if m.id in summarised:
                     trace.append(TraceEntry(section=name, id=m.id or "", decision="summarised", tokens=alone,
                                             reason=f"replaced by summary {summarised[m.id].id}",

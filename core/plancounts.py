@@ -1,0 +1,635 @@
+"""How a plan's assembly counts: the complete prompt every time (reference), or item by item (default).
+
+A plan asks one kind of question over and over: what does section S cost with entries E, the
+rest of the prompt as committed so far (``T(S=E) - T(S=[])``)? Strategies ask it once per entry
+they try, and the trace asks it once per entry it reports.
+
+- :class:`PlanCounts` (``reference=True``) answers every question by rendering and counting the
+  complete prompt twice, as seed 002 says: exact, and its cost grows with entries times prompt size.
+- :class:`FastPlanCounts` (the default) answers from what each entry adds where it is inserted:
+  its text's tokens (counted once per content and counter) plus a constant for its place (the
+  kinds of message before it, itself and after it), learned from two complete counts in the real
+  prompt and checked against a second entry of the same kind. Evidence blocks placed into a user
+  message add their text plus a constant learned from three small text counts. Anything the
+  model does not cover (tool calls and results, system messages, text a template would trim, a
+  strategy that does not say what it compares counts with) is counted whole. An answer that
+  lands within ``NEAR_ALLOWANCE`` of a budget the strategy compares it with is counted whole and
+  checked; the emitted prompt is always counted whole and must equal the running prediction. Any
+  disagreement raises :class:`PredictionMismatch`, and the assembler starts again by the reference
+  method and says so in the result's ``counting_note``.
+"""
+from __future__ import annotations
+
+import json
+import unicodedata
+from typing import Any, Callable, Mapping, Sequence
+
+from .contracts import ChatMessage, Evidence, ToolDefinition
+from .counting import TokenCounter
+from .errors import ContextBudgetError, CounterError
+from .render import evidence_block, user_content
+
+# A predicted count this close to a budget it is compared with is counted whole before it decides.
+NEAR_ALLOWANCE = 4
+_UNSTABLE = "unstable"  # a constant two entries disagreed on, or that could not be measured
+
+
+class PredictionMismatch(Exception):
+    """A prediction disagreed with a complete count: the plan goes back to the reference method."""
+
+
+def _plan_memo(counter: TokenCounter) -> dict:
+    """Constants of the counter's template, learned once per counter and kept across assemblies."""
+    memo = getattr(counter, "_plan_constants", None)
+    if memo is None:
+        memo = {}
+        counter._plan_constants = memo
+    return memo
+
+
+def forget_constants(counter: TokenCounter) -> None:
+    """After a mismatch, nothing learned from this counter is trusted again."""
+    _plan_memo(counter).clear()
+
+
+SEAM_CHARS = 64  # text kept on each side of a seam in a constant's key (to the next whitespace)
+STAND_IN_CHARS = 2048  # text kept at each end of a long message in a small probe prompt
+
+
+def _head(text: str | None, size: int = SEAM_CHARS) -> str:
+    """The start of ``text``: ``size`` characters, then on to the next whitespace (so the piece of
+    text touching the seam is whole)."""
+    if text is None or len(text) <= size:
+        return text or ""
+    end = next((i for i in range(size, len(text)) if text[i].isspace()), len(text))
+    return text[:end]
+
+
+def _tail(text: str | None, size: int = SEAM_CHARS) -> str:
+    """The end of ``text``: ``size`` characters, back to a whitespace character (kept)."""
+    if text is None or len(text) <= size:
+        return text or ""
+    start = next((i for i in range(len(text) - size, -1, -1) if text[i].isspace()), 0)
+    return text[start:]
+
+
+def _last_run_start(messages: list[Any], users_follow: bool) -> int | None:
+    """Where the last run of user messages starts: the run ending the list when user messages follow
+    it (they join it), else the list's last run; ``None`` when there is none."""
+    i = len(messages)
+    if not users_follow:
+        while i > 0 and messages[i - 1].role != "user":
+            i -= 1
+    if i == 0 or messages[i - 1].role != "user":
+        return None
+    while i > 0 and messages[i - 1].role == "user":
+        i -= 1
+    return i
+
+
+SEAM_RUN = 16  # a longer run of punctuation at a seam puts the text around it in the key
+
+
+def _seam_end(text: str | None) -> tuple[str, str]:
+    """What of a text's end can reach across a seam: its closing run of characters that are neither
+    letters nor digits (a pre-tokenizer may join it with the separator after it) and the class of
+    the character before that run. A long run stands for itself with the text before it."""
+    text = text or ""
+    i = len(text)
+    while i > 0 and not text[i - 1].isalnum():
+        i -= 1
+    run = text[i:]
+    if len(run) > SEAM_RUN:
+        return ("text", _tail(text))
+    return (run, _char_class(text[i - 1]) if i > 0 else "")
+
+
+def _seam_start(text: str | None) -> tuple[str, str]:
+    """What of a text's start can reach across a seam (see ``_seam_end``)."""
+    text = text or ""
+    i = 0
+    while i < len(text) and not text[i].isalnum():
+        i += 1
+    run = text[:i]
+    if len(run) > SEAM_RUN:
+        return ("text", _head(text))
+    return (run, _char_class(text[i]) if i < len(text) else "")
+
+
+def _stand_in(message: Any, text: str) -> ChatMessage:
+    """A message for a small probe prompt: its role and tool calls, and its text with a long middle
+    cut out (what a message adds depends on the seams beside it, not on the far side of its neighbours)."""
+    head, tail = _head(text, STAND_IN_CHARS), _tail(text, STAND_IN_CHARS)
+    if len(head) + len(tail) < len(text):
+        text = head + " " + tail
+    return message.chat().model_copy(update={"content": text})
+
+
+def passage(message: Any) -> Evidence:
+    """A plan message of a passage section, as the evidence block it renders to."""
+    return Evidence(id=message.id or "", source=message.source or "", text=message.content or "",
+                    score=message.score or 0.0)
+
+
+def _kind(message: Any) -> str | None:
+    if message is None:
+        return None
+    return message.role + ("+calls" if message.tool_calls else "")
+
+
+def _char_class(char: str) -> str:
+    if char.isspace():
+        return "space"
+    category = unicodedata.category(char)
+    return category[0] if category[0] in "LN" else category
+
+
+def _edges_of(text: str) -> tuple[str, str]:
+    """Classes of a text's first and last characters."""
+    return (_char_class(text[0]), _char_class(text[-1])) if text else ("", "")
+
+
+def _plain(message: Any) -> bool:
+    """A message whose cost is its text's tokens plus a constant: user or assistant text, no tool
+    calls, nothing a template might trim."""
+    content = message.content
+    return (message.role in ("user", "assistant") and not message.tool_calls and bool(content)
+            and content == content.strip())
+
+
+def thresholds_of(strategy: Any, limit: int) -> tuple[int, ...] | None:
+    """The budgets a strategy compares ``count`` with, if it declares them (``thresholds(limit)``)."""
+    declare = getattr(strategy, "thresholds", None)
+    if not callable(declare):
+        return None
+    try:
+        values = tuple(int(v) for v in declare(limit))
+    except Exception:  # a third party's declaration that does not work is no declaration
+        return None
+    return values
+
+
+class PlanCounts:
+    """The reference: every question is answered by counting the complete prompt."""
+
+    reference = True
+
+    def __init__(self, counter: TokenCounter, states: Sequence[Any], tools: Sequence[ToolDefinition],
+                 render: Callable[[Sequence[Any], Mapping[str, Sequence[Any]]], list[ChatMessage]]) -> None:
+        self.counter = counter
+        self.states = list(states)
+        self.tools = list(tools)
+        self._render = render
+        self.current: dict[str, list[Any]] = {st.plan.name: [m for m in st.entries if m.pinned] for st in states}
+        self.full_counts = 0  # complete-prompt tokenisations (cache misses)
+        self.probe_counts = 0  # small prompts tokenised (the fast method's probes)
+        self.predicted = 0  # questions answered from item costs
+
+    # ---- complete counts
+
+    def total(self, replaced: Mapping[str, Sequence[Any]] | None = None, *, exact: bool = False) -> int:
+        """Complete count of the prompt with some sections replaced. While budgeting, a partial
+        prompt the template refuses (one ending with an assistant message) is counted with an
+        empty user turn after it; the prompt that is emitted is counted ``exact``."""
+        view = dict(self.current)
+        view.update(replaced or {})
+        messages = self._render(self.states, view)
+        if not messages:
+            messages = [ChatMessage(role="user", content="")]
+        before = self.counter.full_counts
+        try:
+            return self.counter.count(messages, self.tools)
+        except CounterError as exc:
+            if not exact and messages[-1].role == "assistant":
+                try:
+                    return self.counter.count(messages + [ChatMessage(role="user", content="")], self.tools)
+                except CounterError:
+                    pass
+            raise ContextBudgetError(f"the prompt cannot be counted: {exc}") from exc
+        finally:
+            self.full_counts += self.counter.full_counts - before
+
+    def measure(self, replaced: Mapping[str, Sequence[Any]]) -> int | None:
+        """A count for the trace; a partial prompt no template accepts is ``None``."""
+        try:
+            return self.total(replaced)
+        except ContextBudgetError:
+            return None
+
+    def whole_cost(self, name: str, entries: Sequence[Any]) -> int:
+        return self.total({name: list(entries)}) - self.total({name: []})
+
+    # ---- the questions the assembler asks
+
+    def pinned_total(self) -> int:
+        return self.total()
+
+    def running_total(self) -> int:
+        return self.total()
+
+    def cost(self, name: str, entries: Sequence[Any], thresholds: tuple[int, ...] | None = None) -> int:
+        """``T(S=entries) - T(S=[])`` with the rest of the prompt as committed."""
+        return self.whole_cost(name, entries)
+
+    def strategy_count(self, name: str, strategy: Any, limit: int) -> Callable[[Sequence[Any]], int]:
+        thresholds = thresholds_of(strategy, limit)
+        return lambda entries: self.cost(name, entries, thresholds)
+
+    def commit(self, name: str, entries: Sequence[Any]) -> None:
+        self.current[name] = list(entries)
+
+    def final_total(self) -> int:
+        return self.total(exact=True)
+
+    def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
+        """What each kept entry added, in order, to the final prompt (prefixes of the section)."""
+        costs = []
+        before = self.measure({name: []})
+        for k in range(len(entries)):
+            after = self.measure({name: list(entries[:k + 1])})
+            costs.append(after - before if after is not None and before is not None else 0)
+            before = after
+        return costs
+
+    def alone_cost(self, name: str, entry: Any) -> int:
+        """What a dropped entry would have added alone to the final prompt's section."""
+        with_it, without = self.measure({name: [entry]}), self.measure({name: []})
+        return with_it - without if with_it is not None and without is not None else 0
+
+
+class FastPlanCounts(PlanCounts):
+    """Answers from item costs where it can, counts whole where it must, and checks itself."""
+
+    reference = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.memo = _plan_memo(self.counter)
+        self._scope_memo: dict | None = None
+        self._host_text: tuple[Any, str] = ((), "")
+        self._evidence_memo: dict[int, tuple[Any, Evidence, int | None]] = {}
+        self.running: int | None = None
+        self.message_sections = [st.plan.name for st in self.states if st.plan.into is None]
+        self.into = {st.plan.name: st.plan.into for st in self.states if st.plan.into is not None}
+        self.sources: dict[str, list[str]] = {}
+        for st in self.states:
+            if st.plan.into is not None:
+                self.sources.setdefault(st.plan.into, []).append(st.plan.name)
+
+    # ---- the running total
+
+    def pinned_total(self) -> int:
+        self.running = self.total()
+        return self.running
+
+    def running_total(self) -> int:
+        assert self.running is not None
+        return self.running
+
+    def commit(self, name: str, entries: Sequence[Any]) -> None:
+        entries = list(entries)
+        old, new = self._gain(name, self.current[name]), self._gain(name, entries)
+        if old is None or new is None:  # a section the model does not cover: count the whole prompt
+            super().commit(name, entries)
+            self.running = self.total()
+            return
+        super().commit(name, entries)
+        self.running += new - old
+
+    def final_total(self) -> int:
+        value = super().final_total()
+        if value != self.running:
+            raise PredictionMismatch(f"the emitted prompt counts {value} tokens, the item costs predicted "
+                                     f"{self.running}")
+        return value
+
+    # ---- questions
+
+    def cost(self, name: str, entries: Sequence[Any], thresholds: tuple[int, ...] | None = None) -> int:
+        entries = list(entries)
+        predicted = self._gain(name, entries) if thresholds is not None else None
+        if predicted is None:
+            return self.whole_cost(name, entries)
+        self.predicted += 1
+        if any(abs(predicted - t) <= NEAR_ALLOWANCE for t in thresholds):
+            exact = self.whole_cost(name, entries)
+            if exact != predicted:
+                raise PredictionMismatch(f"section {name!r}: predicted {predicted} tokens near a budget of "
+                                         f"{', '.join(map(str, thresholds))}, a complete count gave {exact}")
+        return predicted
+
+    def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
+        costs = self._chain(name, list(entries))
+        return costs if costs is not None else self._local_costs(name, list(entries))
+
+    def alone_cost(self, name: str, entry: Any) -> int:
+        costs = self._chain(name, [entry])
+        return costs[0] if costs is not None else self._local_costs(name, [entry])[0]
+
+    def _local_costs(self, name: str, entries: list[Any]) -> list[int]:
+        """Trace costs of entries the item model does not cover (tool calls and results, system
+        messages, text a template trims), from a small prompt: the section's entries between its two
+        neighbours (a long text cut in its middle), after the other system messages. As the reference
+        does, an entry whose prefix the template refuses costs nothing here."""
+        if name in self.into or any(m.role == "system" for m in entries):
+            # a system message's text may be joined to another message's (Mistral puts it before the
+            # last user message): only the whole prompt says what it costs
+            return super().kept_costs(name, entries)
+        before, after = self._neighbours(name)
+        if self._systems(name) and (any(m.role == "user" for m in entries) or (
+                before is not None and after is not None and before.role == after.role == "user")):
+            # the entries may move the start of the last run of user messages, where the system text goes
+            return super().kept_costs(name, entries)
+        lead = self._lead(name, before)
+        tail = [_stand_in(after, self._text(after))] if after is not None else []
+        blocks = self._blocks(name)
+        host = next((m for m in entries if m.role == "user"), None) if blocks else None
+        chats = [m.chat() if m is not host else m.chat().model_copy(update={"content": user_content(
+            m.content or "", [self._evidence(b) for b in blocks])}) for m in entries]
+
+        def measure(k: int) -> int | None:
+            try:
+                return self._count_small(lead + chats[:k] + tail)
+            except CounterError:
+                return None
+
+        values = [measure(k) for k in range(len(entries) + 1)]
+        if None in values:  # a small prompt the template refuses says nothing of the whole one
+            return super().kept_costs(name, entries)
+        return [b - a for a, b in zip(values, values[1:])]
+
+    # ---- the model
+
+    def _gain(self, name: str, entries: list[Any]) -> int | None:
+        costs = self._chain(name, entries)
+        return None if costs is None else sum(costs)
+
+    def _chain(self, name: str, entries: list[Any]) -> list[int] | None:
+        """What each entry adds in turn, inserted after the previous one and before the next section,
+        to the committed prompt."""
+        if name in self.into:
+            return self._passage_chain(name, entries)
+        before, after = self._neighbours(name)
+        blocks = self._blocks(name)
+        host = next((k for k, m in enumerate(entries) if m.role == "user"), None) if blocks else None
+        after_text = self._text(after)
+        # Mistral puts the system text at the start of the last run of user messages (consecutive user
+        # messages are joined into one): an entry that moves that start moves the seam of the system text
+        systems = self._systems(name)
+        at = self.message_sections.index(name)
+        earlier = [m for s in self.message_sections[:at] for m in self.current[s] if m.role != "system"]
+        later = [m for s in self.message_sections[at + 1:] for m in self.current[s] if m.role != "system"]
+        later_users = [i for i, m in enumerate(later) if m.role == "user"]
+        # does the last run of user messages after the section reach back to its first message?
+        reaches = not later_users or all(m.role == "user" for m in later[:later_users[-1] + 1])
+        costs = []
+        previous, previous_text = before, self._text(before)
+        for k, message in enumerate(entries):
+            if not _plain(message):
+                return None
+            text = user_content(message.content, [self._evidence(b) for b in blocks]) if host == k else message.content
+            moves: list[Any] | None = None
+            if systems and reaches:
+                prefix = earlier + entries[:k]
+                old = _last_run_start(prefix, bool(later_users))
+                new = _last_run_start(prefix + [message], bool(later_users))
+                old_first = prefix[old] if old is not None else (later[0] if later_users else None)
+                new_first = (prefix + [message])[new] if new is not None else (later[0] if later_users else None)
+                if old_first is not new_first:
+                    if old_first is None or new_first is None:
+                        return None
+                    moves = prefix[min(i for i in (old, new) if i is not None):] if (old, new) != (None, None) else []
+                    if len(moves) > 8:
+                        return None
+                    moves = [moves, old_first, new_first]
+            constant = self._constant(name if k == 0 else None, previous, previous_text, message, text, after,
+                                      after_text, systems if moves is not None else [], moves)
+            if constant is None:
+                return None
+            if host == k:  # its text is the question's plus what the evidence blocks add
+                placed = self._passages(message.content, blocks)
+                if placed is None:
+                    return None
+                costs.append(self.counter.text_count(message.content) + placed + constant)
+            else:
+                costs.append(self.counter.text_count(text) + constant)
+            previous, previous_text = message, text
+        return costs
+
+    def _neighbours(self, name: str) -> tuple[Any, Any]:
+        """The messages rendered just before and just after section ``name``."""
+        at = self.message_sections.index(name)
+        before = next((self.current[s][-1] for s in reversed(self.message_sections[:at]) if self.current[s]), None)
+        after = next((self.current[s][0] for s in self.message_sections[at + 1:] if self.current[s]), None)
+        return before, after
+
+    def _lead(self, name: str, before: Any) -> list[ChatMessage]:
+        """The message before section ``name`` for a small prompt, with the assistant message whose
+        tool calls it answers (and the results between) when it is a tool result."""
+        if before is None:
+            return []
+        lead = [before]
+        if before.role == "tool":
+            at = self.message_sections.index(name)
+            earlier = [m for s in self.message_sections[:at] for m in self.current[s]]
+            for m in reversed(earlier[:-1]):
+                lead.insert(0, m)
+                if m.role != "tool":
+                    break
+        return [_stand_in(m, self._text(m)) for m in lead]
+
+    def _systems(self, name: str) -> list[Any]:
+        """The system messages of the prompt outside section ``name``."""
+        return [m for s in self.message_sections if s != name for m in self.current[s] if m.role == "system"]
+
+    def _blocks(self, name: str) -> list[Any]:
+        """The passages placed into section ``name``'s first user message, in order."""
+        return [m for source in self.sources.get(name, ()) for m in self.current[source]]
+
+    def _text(self, message: Any) -> str | None:
+        """A committed message's text as rendered (with its evidence blocks, if it carries them)."""
+        if message is None:
+            return None
+        for target in self.sources:
+            if next((m for m in self.current[target] if m.role == "user"), None) is message:
+                blocks = self._blocks(target)
+                if blocks:
+                    key = (id(message), tuple(map(id, blocks)))
+                    if self._host_text[0] != key:
+                        self._host_text = (key, user_content(message.content or "", [self._evidence(b) for b in blocks]))
+                    return self._host_text[1]
+        return message.content or ""
+
+    def _constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
+                  after: Any, after_text: str | None, systems: list[Any], moves: list | None) -> int | None:
+        """Tokens an entry adds beyond its text between ``previous`` and ``after``.
+
+        Learned per kind of neighbour and class of the entry's first and last characters. Where one
+        role meets itself (entry and neighbour, or the two neighbours the entry parts), a template may
+        join the two into one text (Mistral joins consecutive user messages) and the tokens at the
+        seam depend on the characters beside it, so the key holds the text at that seam as well."""
+        first, last = _edges_of(text)
+        key: list = ["message", _kind(previous), message.role, _kind(after), first, last]
+        seams = [t for m, t in ((previous, previous_text), (after, after_text))
+                 if m is not None and (m.role == message.role or (previous is not None and after is not None
+                                                                   and previous.role == after.role))]
+        if any(not t or t != t.strip() for t in seams):
+            return None  # whitespace at a seam runs on into the text beyond it: count it whole
+        if previous is not None and previous.role == message.role:
+            key.append(("seam-before", _seam_end(previous_text), _seam_start(text)))
+        if after is not None and after.role == message.role:
+            key.append(("seam-after", _seam_end(text), _seam_start(after_text)))
+        if previous is not None and after is not None and previous.role == after.role:
+            key.append(("seam-parted", _seam_end(previous_text), _seam_start(after_text)))
+        if systems:  # the system text moves from one message to another
+            lead, old_first, new_first = moves
+            key.append(("system-moves", _seam_end(systems[-1].content), _seam_start(self._text(old_first)
+                        if old_first is not message else text), _seam_start(self._text(new_first)
+                        if new_first is not message else text), len(lead)))
+        key = tuple(key)
+        memo = self._scope()
+        known = memo.get(key)
+        if known == _UNSTABLE:
+            return None
+        if known is not None and (known[1] or text == known[2]):
+            return known[0]
+        measured = self._measure_constant(name, previous, previous_text, message, text, after, after_text,
+                                          systems, moves)
+        if measured is None or (known is not None and measured != known[0]):
+            memo[key] = _UNSTABLE
+            return None
+        # (value, checked by a second entry, the first entry's text)
+        memo[key] = (measured, known is not None, text)
+        return measured
+
+    def _scope(self) -> dict:
+        """The constants learned for this counter, these tools and these system messages."""
+        if self._scope_memo is None:
+            systems = [m.content for name in self.message_sections for m in self.current[name] if m.role == "system"]
+            key = json.dumps([[t.model_dump(mode="json") for t in self.tools], systems], sort_keys=True)
+            if key not in self.memo and len(self.memo) >= 64:
+                self.memo.clear()
+            self._scope_memo = self.memo.setdefault(key, {})
+        return self._scope_memo
+
+    def _measure_constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
+                          after: Any, after_text: str | None, systems: list[Any], moves: list | None) -> int | None:
+        """Tokens ``message`` adds beyond its text between ``previous`` and ``after``, from two counts of
+        a small prompt: the two neighbours (a long text cut in its middle) and it, and where the entry
+        takes the system text over, the system messages and the messages from the last user one."""
+        lead = [_stand_in(previous, previous_text)] if previous is not None else []
+        if previous is not None and previous.role == "tool" and name is not None:
+            lead = self._lead(name, previous)
+        if systems:
+            lead = [m.chat() for m in systems] + [_stand_in(m, self._text(m)) for m in moves[0]]
+        tail = [_stand_in(after, after_text)] if after is not None else []
+        middle = _stand_in(message, text)
+        try:
+            with_it = self._count_small(lead + [middle] + tail)
+            without = self._count_small(lead + tail)
+        except CounterError:
+            return None
+        return with_it - without - self.counter.text_count(middle.content)
+
+    def _count_small(self, messages: list[ChatMessage]) -> int:
+        """A small prompt counted as ``total`` counts one (an empty user turn after a final assistant
+        message the template refuses to end on)."""
+        if not messages:
+            messages = [ChatMessage(role="user", content="")]
+        before = self.counter.full_counts
+        try:
+            return self.counter.count(messages, [])
+        except CounterError:
+            if messages[-1].role != "assistant":
+                raise
+            return self.counter.count(messages + [ChatMessage(role="user", content="")], [])
+        finally:
+            self.probe_counts += self.counter.full_counts - before
+
+    # ---- passages placed into a user message
+
+    def _passage_chain(self, name: str, entries: list[Any]) -> list[int] | None:
+        """What each passage adds in turn to its host (the target section's first user message)."""
+        target = self.into[name]
+        host = next((m for m in self.current[target] if m.role == "user"), None)
+        if host is None or not entries:
+            return [0] * len(entries)  # no user message to carry them: they are not rendered
+        if not _plain(host):
+            return None
+        sources = self.sources[target]
+        at = sources.index(name)
+        earlier = [m for s in sources[:at] for m in self.current[s]]
+        later = [m for s in sources[at + 1:] for m in self.current[s]]
+        question = host.content
+        constant = 0
+        if len(earlier) + len(entries) + len(later) > 1:
+            constant = self._block_constant(question, (earlier + entries + later)[:3])
+            if constant is None:
+                return None
+        costs = []
+        for i, message in enumerate(entries):
+            if earlier or i:
+                costs.append(self._block_tokens(message) + constant)
+                continue
+            cost = self._first_block(question, message)  # it brings the preamble and the question's label
+            if later:  # the block that was first becomes a further one
+                cost += self._block_tokens(later[0]) + constant - self._first_block(question, later[0])
+            costs.append(cost)
+        return costs
+
+    def _passages(self, question: str, messages: list[Any]) -> int | None:
+        """Tokens the evidence blocks of ``messages`` add to a user message whose text is ``question``."""
+        if not messages:
+            return 0
+        value = self._first_block(question, messages[0])
+        if len(messages) > 1:
+            constant = self._block_constant(question, messages[:3])
+            if constant is None:
+                return None
+            value += sum(self._block_tokens(m) for m in messages[1:]) + constant * (len(messages) - 1)
+        return value
+
+    def _evidence(self, message: Any) -> Evidence:
+        hit = self._evidence_memo.get(id(message))
+        if hit is None or hit[0] is not message:
+            hit = (message, passage(message), None)
+            self._evidence_memo[id(message)] = hit
+        return hit[1]
+
+    def _block_tokens(self, message: Any) -> int:
+        """Tokens of a passage's block on its own, counted once per content."""
+        hit = self._evidence_memo.get(id(message))
+        if hit is None or hit[0] is not message or hit[2] is None:
+            evidence = self._evidence(message)
+            hit = (message, evidence, self.counter.text_count(evidence_block(evidence)))
+            self._evidence_memo[id(message)] = hit
+        return hit[2]
+
+    def _first_block(self, question: str, message: Any) -> int:
+        """Tokens the first block adds with the preamble and the question's label."""
+        text = self.counter.text_count
+        return text(user_content(question, [self._evidence(message)])) - text(question)
+
+    def _block_constant(self, question: str, messages: list[Any]) -> int | None:
+        """Tokens a further block adds beyond its own text, from three small text counts (two when
+        only two blocks exist), checked against each other."""
+        key = ("evidence-block",)
+        memo = self._scope()
+        known = memo.get(key)
+        if known == _UNSTABLE:
+            return None
+        if known is not None and known[1]:
+            return known[0]
+        text = self.counter.text_count
+        blocks = [self._evidence(m) for m in messages]
+        values = []
+        for k in range(1, min(len(blocks), 3)):
+            values.append(text(user_content(question, blocks[:k + 1])) - text(user_content(question, blocks[:k]))
+                          - text(evidence_block(blocks[k])))
+        if known is not None:
+            values.append(known[0])
+        if len(set(values)) != 1:
+            memo[key] = _UNSTABLE
+            return None
+        memo[key] = (values[0], len(values) > 1, None)
+        return values[0]
