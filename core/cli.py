@@ -173,20 +173,31 @@ def _summariser(args: argparse.Namespace):
         raise RequestError([("--summariser", str(exc))], source="command line") from None
 
 
+def _print_timings(elapsed: float, stats: dict) -> None:
+    print(f"assembly_seconds={elapsed:.6f} full_counts={stats.get('full_counts', 0)} "
+          f"item_counts={stats.get('item_counts', 0)}", file=sys.stderr)
+
+
 def _cmd_plan(args: argparse.Namespace, request) -> int:
     from .plans import SummaryStore, assemble_plan_request
 
     request = _edited_plan(request, args)
     counter = make_counter(args.counter)
+    summariser = _summariser(args)
     store = SummaryStore(args.store) if getattr(args, "store", None) else None
+    stats: dict = {}
+    started = time.perf_counter()
     try:
-        result = assemble_plan_request(request, counter, summariser=_summariser(args), store=store,
-                                       scope=args.scope if store else None)
+        result = assemble_plan_request(request, counter, summariser=summariser, store=store,
+                                       scope=args.scope if store else None,
+                                       reference=getattr(args, "reference_recount", False), stats=stats)
     except RequestError:
         raise
     except ValueError as exc:
         raise RequestError([("plan", str(exc))], source=args.request) from None
     finally:
+        if getattr(args, "timings", False):  # assembly alone: no start-up, no file loading, no writing
+            _print_timings(time.perf_counter() - started, stats)
         if store is not None:
             store.close()
     _write(result.to_json(), args.output, [args.request])
@@ -223,9 +234,7 @@ def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
         return EXIT_REQUIRED_TOO_LARGE
     finally:
         if getattr(args, "timings", False):  # assembly alone: no start-up, no file loading, no writing
-            elapsed = time.perf_counter() - started
-            print(f"assembly_seconds={elapsed:.6f} full_counts={stats.get('full_counts', 0)} "
-                  f"item_counts={stats.get('item_counts', 0)}", file=sys.stderr)
+            _print_timings(time.perf_counter() - started, stats)
     _write(result.to_json(), args.output, [args.request])
     return EXIT_OK
 

@@ -149,12 +149,18 @@ def _edges_of(text: str) -> tuple[str, str]:
     return (_char_class(text[0]), _char_class(text[-1])) if text else ("", "")
 
 
+def _joins(first: Any, second: Any) -> bool:
+    """Whether a template may join two neighbouring messages into one text: same role, same kind."""
+    return first is not None and second is not None and _kind(first) == _kind(second)
+
+
 def _plain(message: Any) -> bool:
     """A message whose cost is its text's tokens plus a constant: user or assistant text, no tool
-    calls, nothing a template might trim."""
+    calls, starting with no whitespace (Mistral runs leading whitespace into the system text's seam).
+    Trailing whitespace is allowed: the constant is learned per closing run of the text."""
     content = message.content
     return (message.role in ("user", "assistant") and not message.tool_calls and bool(content)
-            and content == content.strip())
+            and not content[0].isspace() and bool(content.strip()))
 
 
 def thresholds_of(strategy: Any, limit: int) -> tuple[int, ...] | None:
@@ -331,17 +337,17 @@ class FastPlanCounts(PlanCounts):
         messages, text a template trims), from a small prompt: the section's entries between its two
         neighbours (a long text cut in its middle), after the other system messages. As the reference
         does, an entry whose prefix the template refuses costs nothing here."""
-        if name in self.into or any(m.role == "system" for m in entries):
-            # a system message's text may be joined to another message's (Mistral puts it before the
-            # last user message): only the whole prompt says what it costs
+        if name in self.into:
             return super().kept_costs(name, entries)
+        if any(m.role == "system" for m in entries):
+            return self._system_costs(name, entries)
         before, after = self._neighbours(name)
         if self._systems(name) and (any(m.role == "user" for m in entries) or (
                 before is not None and after is not None and before.role == after.role == "user")):
             # the entries may move the start of the last run of user messages, where the system text goes
             return super().kept_costs(name, entries)
         lead = self._lead(name, before)
-        tail = [_stand_in(after, self._text(after))] if after is not None else []
+        tail = self._trail(name, after)
         blocks = self._blocks(name)
         host = next((m for m in entries if m.role == "user"), None) if blocks else None
         chats = [m.chat() if m is not host else m.chat().model_copy(update={"content": user_content(
@@ -354,8 +360,38 @@ class FastPlanCounts(PlanCounts):
                 return None
 
         values = [measure(k) for k in range(len(entries) + 1)]
-        if None in values:  # a small prompt the template refuses says nothing of the whole one
+        opening = (lead + chats)[0].role if lead + chats else None
+        if values[0] is None or (None in values and opening not in ("user", "system")):
+            # a small prompt the template refuses for how it starts says nothing of the whole one
             return super().kept_costs(name, entries)
+        costs = []
+        for a, b in zip(values, values[1:]):  # as the reference: a refused prefix costs nothing
+            costs.append(b - a if a is not None and b is not None else 0)
+        return costs
+
+    def _system_costs(self, name: str, entries: list[Any]) -> list[int]:
+        """Trace costs of a section of system messages at the head of the prompt. Templates put the
+        system text first (with the tool definitions) or, as Mistral does, before the first message of
+        the last run of user messages: the small prompt holds the system messages, the tools and that
+        message (its text cut in its middle)."""
+        at = self.message_sections.index(name)
+        head = [m for s in self.message_sections[:at] for m in self.current[s]]
+        rest = [m for s in self.message_sections[at + 1:] for m in self.current[s] if m.role != "system"]
+        start = _last_run_start(rest, False)
+        if any(m.role != "system" for m in head + entries) or start is None or rest[0].role != "user":
+            return super().kept_costs(name, entries)  # (without them, would the prompt start well?)
+        host = rest[start]
+        probe = [m.chat() for m in head]
+        tail = [_stand_in(host, self._text(host))]
+        values = []
+        for k in range(len(entries) + 1):
+            before = self.counter.full_counts
+            try:
+                values.append(self.counter.count(probe + [m.chat() for m in entries[:k]] + tail, self.tools))
+            except CounterError:
+                return super().kept_costs(name, entries)
+            finally:
+                self.probe_counts += self.counter.full_counts - before
         return [b - a for a, b in zip(values, values[1:])]
 
     # ---- the model
@@ -402,7 +438,7 @@ class FastPlanCounts(PlanCounts):
                     if len(moves) > 8:
                         return None
                     moves = [moves, old_first, new_first]
-            constant = self._constant(name if k == 0 else None, previous, previous_text, message, text, after,
+            constant = self._constant(name, previous, previous_text, message, text, after,
                                       after_text, systems if moves is not None else [], moves)
             if constant is None:
                 return None
@@ -438,6 +474,21 @@ class FastPlanCounts(PlanCounts):
                     break
         return [_stand_in(m, self._text(m)) for m in lead]
 
+    def _trail(self, name: str | None, after: Any, after_text: str | None = None) -> list[ChatMessage]:
+        """The message after section ``name`` for a small prompt, with the tool results that answer it
+        when it is an assistant message with tool calls."""
+        if after is None:
+            return []
+        trail = [_stand_in(after, after_text if after_text is not None else self._text(after))]
+        if after.tool_calls and name is not None:
+            at = self.message_sections.index(name)
+            later = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
+            for m in later[1:]:
+                if m.role != "tool":
+                    break
+                trail.append(_stand_in(m, self._text(m)))
+        return trail
+
     def _systems(self, name: str) -> list[Any]:
         """The system messages of the prompt outside section ``name``."""
         return [m for s in self.message_sections if s != name for m in self.current[s] if m.role == "system"]
@@ -468,18 +519,20 @@ class FastPlanCounts(PlanCounts):
         role meets itself (entry and neighbour, or the two neighbours the entry parts), a template may
         join the two into one text (Mistral joins consecutive user messages) and the tokens at the
         seam depend on the characters beside it, so the key holds the text at that seam as well."""
-        first, last = _edges_of(text)
-        key: list = ["message", _kind(previous), message.role, _kind(after), first, last]
-        seams = [t for m, t in ((previous, previous_text), (after, after_text))
-                 if m is not None and (m.role == message.role or (previous is not None and after is not None
-                                                                   and previous.role == after.role))]
-        if any(not t or t != t.strip() for t in seams):
-            return None  # whitespace at a seam runs on into the text beyond it: count it whole
-        if previous is not None and previous.role == message.role:
+        # the ends of its text: a template may trim whitespace, and a pre-tokenizer may join a closing
+        # run of punctuation or whitespace with what follows
+        key: list = ["message", _kind(previous), message.role, _kind(after), _seam_start(text), _seam_end(text)]
+        joined_before, joined_after = _joins(previous, message), _joins(message, after)
+        parted = _joins(previous, after)
+        seams = [t for m, t, at_seam in ((previous, previous_text, joined_before or parted),
+                                         (after, after_text, joined_after or parted)) if at_seam]
+        if any(not (t and t.strip()) or t[0].isspace() for t in seams):
+            return None  # a neighbour of whitespace only lets the seams beside it run together: count it whole
+        if joined_before:
             key.append(("seam-before", _seam_end(previous_text), _seam_start(text)))
-        if after is not None and after.role == message.role:
+        if joined_after:
             key.append(("seam-after", _seam_end(text), _seam_start(after_text)))
-        if previous is not None and after is not None and previous.role == after.role:
+        if parted:
             key.append(("seam-parted", _seam_end(previous_text), _seam_start(after_text)))
         if systems:  # the system text moves from one message to another
             lead, old_first, new_first = moves
@@ -522,7 +575,7 @@ class FastPlanCounts(PlanCounts):
             lead = self._lead(name, previous)
         if systems:
             lead = [m.chat() for m in systems] + [_stand_in(m, self._text(m)) for m in moves[0]]
-        tail = [_stand_in(after, after_text)] if after is not None else []
+        tail = self._trail(name, after, after_text)
         middle = _stand_in(message, text)
         try:
             with_it = self._count_small(lead + [middle] + tail)
@@ -554,8 +607,8 @@ class FastPlanCounts(PlanCounts):
         host = next((m for m in self.current[target] if m.role == "user"), None)
         if host is None or not entries:
             return [0] * len(entries)  # no user message to carry them: they are not rendered
-        if not _plain(host):
-            return None
+        if not _plain(host) or _seam_start(host.content) != _seam_start(user_content(host.content, [passage(host)])):
+            return None  # the blocks change how its text starts: count it whole
         sources = self.sources[target]
         at = sources.index(name)
         earlier = [m for s in sources[:at] for m in self.current[s]]

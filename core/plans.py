@@ -809,9 +809,11 @@ def parse_plan_request(data: Any, *, source: str | None = None) -> PlanRequest:
 
 def assemble_plan_request(request: PlanRequest, counter: TokenCounter, *, summariser: Summariser | None = None,
                           store: SummaryStore | None = None, scope: str | None = None,
-                          cancel: threading.Event | None = None) -> AssemblyResult:
+                          cancel: threading.Event | None = None, reference: bool = False,
+                          stats: dict | None = None) -> AssemblyResult:
     """Assemble a plan request. A summarise-span section uses ``summariser`` if given, else the
-    summaries recorded in the request (so a recorded run replays without a model), else it is refused."""
+    summaries recorded in the request (so a recorded run replays without a model), else it is refused.
+    ``reference`` and ``stats`` are those of :meth:`ContextAssembler.assemble`."""
     strategies: dict[str, CompactionStrategy] = {}
     if any(s.compaction == "summarise-span" for s in request.plan.sections):
         if summariser is None and request.summaries:
@@ -821,7 +823,7 @@ def assemble_plan_request(request: PlanRequest, counter: TokenCounter, *, summar
                              "record summaries in the request")
         strategies["summarise-span"] = SummariseSpan(summariser)
     assembler = ContextAssembler(request.plan, counter, strategies=strategies, store=store, scope=scope)
-    result = assembler.assemble(request.sections, tools=request.tools, cancel=cancel)
+    result = assembler.assemble(request.sections, tools=request.tools, cancel=cancel, reference=reference, stats=stats)
     result.request_id = request.id
     recorded = list((result.model_extra or {}).get("summaries") or [])
     known = {s["span_hash"] for s in recorded}
