@@ -20,6 +20,7 @@ they try, and the trace asks it once per entry it reports.
 """
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from typing import Any, Callable, Mapping, Sequence
@@ -90,6 +91,7 @@ def _last_run_start(messages: list[Any], users_follow: bool) -> int | None:
 SEAM_RUN = 16  # a longer run of punctuation at a seam puts the text around it in the key
 
 
+@functools.lru_cache(maxsize=65536)
 def _seam_end(text: str | None) -> tuple[str, str]:
     """What of a text's end can reach across a seam: its closing run of characters that are neither
     letters nor digits (a pre-tokenizer may join it with the separator after it) and the class of
@@ -104,6 +106,7 @@ def _seam_end(text: str | None) -> tuple[str, str]:
     return (run, _char_class(text[i - 1]) if i > 0 else "")
 
 
+@functools.lru_cache(maxsize=65536)
 def _seam_start(text: str | None) -> tuple[str, str]:
     """What of a text's start can reach across a seam (see ``_seam_end``)."""
     text = text or ""
@@ -147,6 +150,18 @@ def _char_class(char: str) -> str:
 def _edges_of(text: str) -> tuple[str, str]:
     """Classes of a text's first and last characters."""
     return (_char_class(text[0]), _char_class(text[-1])) if text else ("", "")
+
+
+def _compress_runs(messages: list[Any]) -> list[Any]:
+    """A run of consecutive user messages cut to its first and last: what is between is joined to
+    them either way, and the seams at the run's ends are what a small probe must keep."""
+    out: list[Any] = []
+    for i, m in enumerate(messages):
+        inside = (m.role == "user" and 0 < i < len(messages) - 1 and messages[i - 1].role == "user"
+                  and messages[i + 1].role == "user")
+        if not inside:
+            out.append(m)
+    return out
 
 
 def _joins(first: Any, second: Any) -> bool:
@@ -274,6 +289,11 @@ class FastPlanCounts(PlanCounts):
         self._scope_memo: dict | None = None
         self._host_text: tuple[Any, str] = ((), "")
         self._evidence_memo: dict[int, tuple[Any, Evidence, int | None]] = {}
+        self._block_ids: dict[int, int] = {}
+        self._steps: dict[tuple, tuple] = {}  # a chain step's constant, by the objects around it
+        self._last_key: tuple | None = None
+        self._block_keep: list[Any] = []  # messages whose ids key _block_ids stay alive
+        self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
         self.running: int | None = None
         self.message_sections = [st.plan.name for st in self.states if st.plan.into is None]
         self.into = {st.plan.name: st.plan.into for st in self.states if st.plan.into is not None}
@@ -397,8 +417,57 @@ class FastPlanCounts(PlanCounts):
     # ---- the model
 
     def _gain(self, name: str, entries: list[Any]) -> int | None:
+        if name in self.into:
+            return self._passage_gain(name, entries)
         costs = self._chain(name, entries)
         return None if costs is None else sum(costs)
+
+    def _passage_gain(self, name: str, entries: list[Any]) -> int | None:
+        """What the passages ``entries`` add to their host, in one sum (strategies ask this for every
+        candidate list, so it is kept to C-level loops over cached block counts)."""
+        target = self.into[name]
+        host = next((m for m in self.current[target] if m.role == "user"), None)
+        if host is None or not entries:
+            return 0
+        if not self._passage_host_ok(host):
+            return None
+        sources = self.sources[target]
+        at = sources.index(name)
+        earlier = [m for s in sources[:at] for m in self.current[s]]
+        later = [m for s in sources[at + 1:] for m in self.current[s]]
+        question = host.content
+        placed = earlier + entries + later
+        constant = self._block_constant(question, placed[:3]) if len(placed) > 1 else 0
+        if constant is None:
+            return None
+        tokens = self._block_table()
+        rest = earlier + later
+        try:
+            rest_sum = sum(map(tokens.__getitem__, map(id, rest))) if rest else 0
+            entry_sum = sum(map(tokens.__getitem__, map(id, entries)))
+        except KeyError:  # a strategy's own messages: count them once too
+            for m in placed:
+                if id(m) not in tokens:
+                    tokens[id(m)] = self._block_tokens(m)
+                    self._block_keep.append(m)
+            rest_sum = sum(map(tokens.__getitem__, map(id, rest))) if rest else 0
+            entry_sum = sum(map(tokens.__getitem__, map(id, entries)))
+
+        def cost(first: Any, count: int, block_sum: int) -> int:
+            return self._first_block(question, first) + block_sum - tokens[id(first)] + constant * (count - 1)
+
+        with_them = cost(placed[0], len(placed), rest_sum + entry_sum)
+        without = cost(rest[0], len(rest), rest_sum) if rest else 0
+        return with_them - without
+
+    def _block_table(self) -> dict[int, int]:
+        """Block token counts by message identity, filled for every passage of the plan at first use."""
+        if not self._block_ids:
+            for st in self.states:
+                if st.plan.into is not None:
+                    for m in st.entries:
+                        self._block_ids[id(m)] = self._block_tokens(m)
+        return self._block_ids
 
     def _chain(self, name: str, entries: list[Any]) -> list[int] | None:
         """What each entry adds in turn, inserted after the previous one and before the next section,
@@ -418,6 +487,23 @@ class FastPlanCounts(PlanCounts):
         later_users = [i for i, m in enumerate(later) if m.role == "user"]
         # does the last run of user messages after the section reach back to its first message?
         reaches = not later_users or all(m.role == "user" for m in later[:later_users[-1] + 1])
+        follow = bool(later_users)
+        after_seam = _seam_start(after_text) if after is not None else None
+        # where the last run of user messages starts in earlier + entries so far (index), tracked as
+        # entries are added: the run ending the sequence (trail) and the latest run (last)
+        trail = last = None
+        previous_user = False
+        for i, m in enumerate(earlier):
+            if m.role == "user":
+                if not previous_user:
+                    trail = last = i
+                previous_user = True
+            else:
+                trail, previous_user = None, False
+
+        def item(i: int) -> Any:
+            return earlier[i] if i < len(earlier) else entries[i - len(earlier)]
+
         costs = []
         previous, previous_text = before, self._text(before)
         for k, message in enumerate(entries):
@@ -425,23 +511,46 @@ class FastPlanCounts(PlanCounts):
                 return None
             text = user_content(message.content, [self._evidence(b) for b in blocks]) if host == k else message.content
             moves: list[Any] | None = None
+            n = len(earlier) + k
+            if message.role == "user":
+                new_trail = trail if previous_user else n
+                new_last = new_trail
+            else:
+                new_trail, new_last = None, last
             if systems and reaches:
-                prefix = earlier + entries[:k]
-                old = _last_run_start(prefix, bool(later_users))
-                new = _last_run_start(prefix + [message], bool(later_users))
-                old_first = prefix[old] if old is not None else (later[0] if later_users else None)
-                new_first = (prefix + [message])[new] if new is not None else (later[0] if later_users else None)
+                old = trail if follow else last
+                new = new_trail if follow else new_last
+                fallback = later[0] if follow else None
+                old_first = item(old) if old is not None else fallback
+                new_first = (message if new == n else item(new)) if new is not None else fallback
                 if old_first is not new_first:
                     if old_first is None or new_first is None:
                         return None
-                    moves = prefix[min(i for i in (old, new) if i is not None):] if (old, new) != (None, None) else []
-                    if len(moves) > 8:
+                    start = min(i for i in (old, new, n) if i is not None)
+                    if n - start > 64:
                         return None
-                    moves = [moves, old_first, new_first]
-            constant = self._constant(name, previous, previous_text, message, text, after,
-                                      after_text, systems if moves is not None else [], moves)
-            if constant is None:
-                return None
+                    lead = _compress_runs([item(i) for i in range(start, n)])
+                    if len(lead) > 16:
+                        return None
+                    moves = [lead, old_first, new_first]
+            trail, last, previous_user = new_trail, new_last, message.role == "user"
+            step = None
+            if host != k:
+                step = (id(previous), id(message), id(after), _seam_end(previous_text), after_seam,
+                        (id(moves[1]), id(moves[2]), _seam_start(self._text(moves[1])),
+                         _seam_start(self._text(moves[2]))) if moves is not None else None)
+            hit = self._steps.get(step) if step is not None else None
+            if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
+                    and self._scope().get(hit[1]) != _UNSTABLE):
+                constant = hit[0]
+            else:
+                self._last_key = None
+                constant = self._constant(name, previous, previous_text, message, text, after,
+                                          after_text, systems if moves is not None else [], moves)
+                if constant is None:
+                    return None
+                if step is not None:  # the objects are held, so their ids are not reused meanwhile
+                    self._steps[step] = (constant, self._last_key, previous, message, after)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
                 if placed is None:
@@ -538,8 +647,9 @@ class FastPlanCounts(PlanCounts):
             lead, old_first, new_first = moves
             key.append(("system-moves", _seam_end(systems[-1].content), _seam_start(self._text(old_first)
                         if old_first is not message else text), _seam_start(self._text(new_first)
-                        if new_first is not message else text), len(lead)))
+                        if new_first is not message else text)))
         key = tuple(key)
+        self._last_key = key
         memo = self._scope()
         known = memo.get(key)
         if known == _UNSTABLE:
@@ -607,8 +717,8 @@ class FastPlanCounts(PlanCounts):
         host = next((m for m in self.current[target] if m.role == "user"), None)
         if host is None or not entries:
             return [0] * len(entries)  # no user message to carry them: they are not rendered
-        if not _plain(host) or _seam_start(host.content) != _seam_start(user_content(host.content, [passage(host)])):
-            return None  # the blocks change how its text starts: count it whole
+        if not self._passage_host_ok(host):
+            return None
         sources = self.sources[target]
         at = sources.index(name)
         earlier = [m for s in sources[:at] for m in self.current[s]]
@@ -629,6 +739,12 @@ class FastPlanCounts(PlanCounts):
                 cost += self._block_tokens(later[0]) + constant - self._first_block(question, later[0])
             costs.append(cost)
         return costs
+
+    @staticmethod
+    def _passage_host_ok(host: Any) -> bool:
+        """Blocks placed into it leave the ends of its text as they were (so its constant holds)."""
+        return _plain(host) and _seam_start(host.content) == _seam_start(user_content(host.content,
+                                                                                      [passage(host)]))
 
     def _passages(self, question: str, messages: list[Any]) -> int | None:
         """Tokens the evidence blocks of ``messages`` add to a user message whose text is ``question``."""
@@ -660,8 +776,12 @@ class FastPlanCounts(PlanCounts):
 
     def _first_block(self, question: str, message: Any) -> int:
         """Tokens the first block adds with the preamble and the question's label."""
-        text = self.counter.text_count
-        return text(user_content(question, [self._evidence(message)])) - text(question)
+        hit = self._first_memo.get((id(message), question))
+        if hit is None or hit[0] is not message:
+            text = self.counter.text_count
+            hit = (message, text(user_content(question, [self._evidence(message)])) - text(question))
+            self._first_memo[(id(message), question)] = hit
+        return hit[1]
 
     def _block_constant(self, question: str, messages: list[Any]) -> int | None:
         """Tokens a further block adds beyond its own text, from three small text counts (two when

@@ -226,16 +226,17 @@ class ByScore(_ComparesWithBudget):
 
     def compact(self, entries, *, budget_tokens, count):
         ranked = sorted(entries, key=lambda m: (-(m.score or 0.0), m.id or ""))
-        rank = {id(m): i for i, m in enumerate(ranked)}
         kept = [m for m in ranked if m.pinned]
+        ranks = [i for i, m in enumerate(ranked) if m.pinned]  # kept's places in the ranking, in order
         evicted = []
-        for m in ranked:
+        for i, m in enumerate(ranked):
             if m.pinned:
                 continue
-            at = bisect.bisect([rank[id(k)] for k in kept], rank[id(m)])
+            at = bisect.bisect(ranks, i)
             candidate = kept[:at] + [m] + kept[at:]
             if count(candidate) <= budget_tokens:
                 kept = candidate
+                ranks.insert(at, i)
             else:
                 evicted.append(m)
         return CompactionOutcome(tuple(kept), tuple(evicted))

@@ -264,3 +264,20 @@ def test_constants_are_learned_once_per_counter_and_forgotten_on_request():
     assert second["item_counts"] < first["item_counts"]  # no probe prompts the second time
     forget_constants(counter)
     assert not counter._plan_constants
+
+
+def test_cli_times_and_recounts_plan_requests(capsys):
+    from core.cli import main
+
+    source = str(FIXTURES / "trip_plan_drop_oldest.plan.json")
+    outputs = {}
+    for flags in ((), ("--reference-recount",)):
+        code = main(["assemble", source, "--timings", *flags])
+        captured = capsys.readouterr()
+        assert code == 0
+        stats = dict(kv.split("=") for kv in captured.err.split())
+        assert set(stats) == {"assembly_seconds", "full_counts", "item_counts"}
+        outputs[flags] = (captured.out, int(stats["full_counts"]), int(stats["item_counts"]))
+    (fast_out, fast_full, fast_items), (ref_out, ref_full, ref_items) = outputs.values()
+    assert fast_out == ref_out == (FIXTURES / "trip_plan_drop_oldest.result.json").read_text(encoding="utf-8")
+    assert ref_items == 0 and ref_full > fast_full and fast_items > 0
