@@ -1349,6 +1349,12 @@ class MainWindow(QMainWindow):
                 self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens")
         else:
             self.tokens_label.setText("")
+        # a result the fast count handed to the reference method says so (and why, on hover)
+        result = shown.result if shown is not None and shown.result is not None else (row.result if row else None)
+        note = getattr(result, "counting_note", None) if result is not None else None
+        if note and self.tokens_label.text():
+            self.tokens_label.setText(self.tokens_label.text() + " · counted by the reference method")
+        self.tokens_label.setToolTip(note or "")
         if row is not None:
             where = f"File: {row.where}"
             if row.format_name:

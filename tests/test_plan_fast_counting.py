@@ -86,7 +86,14 @@ def assert_same(layout, fill_order, data, counter, where: float, nudge: int) -> 
         assert str(outcome(ContextAssembler(roomy, counter, strategies=strategies), data)) == str(everything)
         return
     pins = sum(e.tokens for e in everything.trace if e.decision in ("pinned", "required"))
-    budget = max(8, int(pins + where * (everything.input_tokens - pins)) + nudge)
+    if where < 0.5:  # a budget somewhere between the pins and everything
+        budget = max(8, int(pins + 2 * where * (everything.input_tokens - pins)) + nudge)
+    else:  # a budget that entries fill exactly (or miss by a token or two)
+        running = [pins]
+        for entry in everything.trace:
+            if entry.decision == "kept":
+                running.append(running[-1] + entry.tokens)
+        budget = max(8, running[int(where * 1000) % len(running)] + nudge)
     plan = ContextPlan(sections=layout, fill_order=fill_order, budget_tokens=budget)
     reference = outcome(ContextAssembler(plan, counter, strategies=strategies, reference=True), data)
     fast = outcome(ContextAssembler(plan, counter, strategies=strategies), data)

@@ -163,3 +163,17 @@ def test_reload_while_loading_does_not_duplicate_rows(window, qtbot, fixtures_di
     window.reload()
     qtbot.waitUntil(window.is_idle, timeout=20000)
     assert window.request_model.rowCount() == _records(fixtures_dir / "recorded.results.jsonl")
+
+
+def test_a_result_counted_by_the_reference_method_says_so(open_and_wait, fixtures_dir, tmp_path):
+    data = json.loads((fixtures_dir / "rag_tight.result.json").read_text(encoding="utf-8"))
+    data["counting_note"] = "assembled with the reference method: predicted 412 tokens, a complete count gave 413"
+    path = tmp_path / "fell_back.result.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    window = open_and_wait(path)
+    assert window.tokens_label.text().endswith(" · counted by the reference method")
+    assert "predicted 412 tokens" in window.tokens_label.toolTip()
+    window = open_and_wait(fixtures_dir / "rag_tight.result.json")
+    window.select_row(window.request_model.row_at(1))
+    assert window.current_row.where.endswith("rag_tight.result.json")
+    assert "reference method" not in window.tokens_label.text() and window.tokens_label.toolTip() == ""
