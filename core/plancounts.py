@@ -401,6 +401,8 @@ class FastPlanCounts(PlanCounts):
         if any(m.role != "system" for m in head + entries) or start is None or rest[0].role != "user":
             return super().kept_costs(name, entries)  # (without them, would the prompt start well?)
         host = rest[start]
+        if not _plain(host):  # leading whitespace runs the system text's seam on into what follows
+            return super().kept_costs(name, entries)
         probe = [m.chat() for m in head]
         tail = [_stand_in(host, self._text(host))]
         values = []
