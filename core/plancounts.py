@@ -7,16 +7,25 @@ they try, and the trace asks it once per entry it reports.
 - :class:`PlanCounts` (``reference=True``) answers every question by rendering and counting the
   complete prompt twice, as seed 002 says: exact, and its cost grows with entries times prompt size.
 - :class:`FastPlanCounts` (the default) answers from what each entry adds where it is inserted:
-  its text's tokens (counted once per content and counter) plus a constant for its place (the
-  kinds of message before it, itself and after it), learned from two complete counts in the real
-  prompt and checked against a second entry of the same kind. Evidence blocks placed into a user
-  message add their text plus a constant learned from three small text counts. Anything the
-  model does not cover (tool calls and results, system messages, text a template would trim, a
-  strategy that does not say what it compares counts with) is counted whole. An answer that
-  lands within ``NEAR_ALLOWANCE`` of a budget the strategy compares it with is counted whole and
-  checked; the emitted prompt is always counted whole and must equal the running prediction. Any
-  disagreement raises :class:`PredictionMismatch`, and the assembler starts again by the reference
-  method and says so in the result's ``counting_note``.
+  its text's tokens (counted once per content and counter) plus a constant for its place. The
+  constant is keyed by the kinds of message before it, itself and after it and the characters at
+  the ends of its text; where a template may join two messages of one role into one text (Mistral
+  joins consecutive user messages), by the characters at that seam; where an entry moves the start
+  of the last run of user messages (Mistral puts the system text there), by the seams the system
+  text leaves and meets. Each constant is measured from two small probe prompts (the entry and its
+  neighbours, long texts cut in the middle, no tools) and checked against a second entry with the
+  same key; two that disagree leave the key to complete counts. Evidence blocks placed into a user
+  message add their text plus a constant from three small text counts. Tool calls and results,
+  system messages and text that starts with whitespace are counted from small prompts (trace) or
+  whole (decisions); so is every count a strategy asks for that does not declare, with
+  ``thresholds(budget_tokens)``, which budgets it compares counts with. A count that lands within
+  ``NEAR_ALLOWANCE`` of such a budget is counted whole and checked; the emitted prompt is always
+  counted whole and must equal the running prediction. Any disagreement raises
+  :class:`PredictionMismatch`, and the assembler starts again by the reference method and says so
+  in the result's ``counting_note``.
+
+Constants are kept on the counter per set of tools and system texts, so a replay of the same plan
+(a budget edit) neither probes nor tokenises again.
 """
 from __future__ import annotations
 
@@ -145,11 +154,6 @@ def _char_class(char: str) -> str:
         return "space"
     category = unicodedata.category(char)
     return category[0] if category[0] in "LN" else category
-
-
-def _edges_of(text: str) -> tuple[str, str]:
-    """Classes of a text's first and last characters."""
-    return (_char_class(text[0]), _char_class(text[-1])) if text else ("", "")
 
 
 def _compress_runs(messages: list[Any]) -> list[Any]:

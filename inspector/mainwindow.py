@@ -179,6 +179,8 @@ class MainWindow(QMainWindow):
         self._limits: dict[str, int] = self._settings.context_limits() if persist else {}
         self._recounter = LatestJob(self)  # imported rows counted again under a new limit
         self._reassembler = LatestJob(self)  # an imported row assembled by the core assembler
+        self._restore: set[tuple[str, int]] = set()  # imported rows whose re-assembly a reload brings back
+        self._restore_queue: list[Row] = []
         self._export_dialog: ExportDialog | None = None
 
         self._build_widgets()
@@ -662,6 +664,11 @@ class MainWindow(QMainWindow):
         self.request_model.append_rows(rows)
         if any(needs_recount(r, self._limits) for r in rows):
             self._recount_stale()  # a limit was set while these were being counted
+        if self._restore:
+            again = [r for r in rows if (r.source, r.index) in self._restore and r.imported is not None]
+            self._restore.difference_update((r.source, r.index) for r in again)
+            self._restore_queue.extend(again)
+            self._restore_next()
         if self._current is None:
             self.select_first_request()
 
@@ -758,6 +765,10 @@ class MainWindow(QMainWindow):
             self._thread.wait()
             self._on_job_finished(self._thread)
         opened = dict(self._open)
+        # re-assembled rows are the person's work, not a file's: re-assemble them again once read
+        self._restore = {(r.derived_from.source, r.derived_from.index) for r in self.request_model.rows()
+                         if r.derived_from is not None}
+        self._restore_queue.clear()
         self.request_model.clear()
         self.select_row(None)
         self._open.clear()
@@ -964,6 +975,15 @@ class MainWindow(QMainWindow):
         if row is None or row.imported is None:
             self.report("warning", "Select an imported provider request to re-assemble it")
             return
+        self._restore_queue.clear()  # the person's own request goes first
+        self._reassemble(row, restoring=False)
+
+    def _restore_next(self) -> None:
+        """Re-assemble the next row a reload is bringing back, one at a time (the job keeps only the newest)."""
+        if self._restore_queue and self._reassembler.is_idle():
+            self._reassemble(self._restore_queue.pop(0), restoring=True)
+
+    def _reassemble(self, row: Row, *, restoring: bool) -> None:
         if row.result is None:
             self.report("error", f"Cannot re-assemble {row.label}: it was not counted ({row.error})")
             return
@@ -973,10 +993,10 @@ class MainWindow(QMainWindow):
             return
         self._show_busy(f"Re-assembling {row.label}")
 
-        def job() -> tuple[Row, Row] | ReassemblyRefused:
+        def job() -> tuple[Row, Row, bool] | ReassemblyRefused:
             try:
                 with lock:
-                    return row, reassemble(row, counter)
+                    return row, reassemble(row, counter), restoring
             except ReassemblyRefused as exc:  # expected: shown as a message, not logged as a failure
                 return exc
 
@@ -987,13 +1007,19 @@ class MainWindow(QMainWindow):
         if isinstance(value, BaseException):
             self.report("error", str(value) if isinstance(value, core.ContextInspectorError)
                         else f"Re-assembly failed: {type(value).__name__}: {value}")
+            self._restore_next()
             return
-        anchor, row = value
+        anchor, row, restoring = value
         if self.request_model.row_number(anchor) < 0:
+            self._restore_next()
             return  # its file was closed meanwhile
         for old in [r for r in self.request_model.rows() if r.derived_from is anchor]:
             self.request_model.remove_row(old)
         self.request_model.insert_after(anchor, row)
+        if restoring:  # brought back by a reload: in its place, without taking the selection
+            self.report("info", f"Re-assembled {anchor.label} again after the reload: {row.summary()}")
+            self._restore_next()
+            return
         self.select_row(row)
         self.replay_dock.show()
         self.replay_dock.raise_()

@@ -256,6 +256,27 @@ def test_reassemble_opens_a_core_assembled_row_in_the_replay_panel(name, index, 
     assert sum(r.derived_from is imported_row_ for r in model.rows()) == 1
 
 
+def test_reassembled_rows_come_back_after_a_reload(open_and_wait, qtbot, counter):
+    path = FORMATS_DIR / "cassette_stream.yaml"
+    window = open_and_wait(path)
+    first, second = rows_of(window, path)[:2]
+    for row in (first, second):
+        window.select_row(row)
+        window.reassemble_current()
+        qtbot.waitUntil(window.is_idle, timeout=20000)
+    before = [(r.label, r.kind, r.result.input_tokens if r.result else None) for r in window.request_model.rows()]
+    assert sum(r.derived_from is not None for r in window.request_model.rows()) == 2
+    window.select_row(first)
+    window.reload()
+    qtbot.waitUntil(lambda: window.is_idle() and sum(r.derived_from is not None
+                                                     for r in window.request_model.rows()) == 2, timeout=30000)
+    after = [(r.label, r.kind, r.result.input_tokens if r.result else None) for r in window.request_model.rows()]
+    assert after == before  # each in its place, below the row it was made from
+    assert all(r.derived_from in window.request_model.rows() for r in window.request_model.rows() if r.derived_from)
+    assert window.current_row is not None and window.current_row.derived_from is None  # the selection stays put
+    assert sum("again after the reload" in text for _level, text in window.messages) == 2
+
+
 def test_reassemble_names_what_cannot_be_represented(open_and_wait, qtbot):
     path = FORMATS_DIR / "openai_broken_body.json"
     window = open_and_wait(path)
