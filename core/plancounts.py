@@ -34,7 +34,7 @@ import json
 import unicodedata
 from typing import Any, Callable, Mapping, Sequence
 
-from .contracts import ChatMessage, Evidence, ToolDefinition
+from .contracts import ChatMessage, Evidence, ToolCall, ToolDefinition
 from .counting import TokenCounter
 from .errors import ContextBudgetError, CounterError
 from .render import evidence_block, user_content
@@ -156,6 +156,40 @@ def _char_class(char: str) -> str:
     return category[0] if category[0] in "LN" else category
 
 
+_TOOLS_APART: dict[tuple, bool] = {}
+
+
+def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> bool:
+    """Whether the tool definitions add the same tokens whatever the conversation after the system
+    messages looks like (a first message of either role, texts starting with a letter or not): then
+    probes without them measure what the prompt with them does. Asked once per counter, tools and
+    system messages."""
+    key = (id(counter), json.dumps([[t.model_dump(mode="json") for t in tools], [m.content for m in systems]]))
+    known = _TOOLS_APART.get(key)
+    if known is not None:
+        return known
+    shapes = [[("user", "Where is it?")], [("user", "(see below) where")], [("assistant", "Hello."), ("user", "Ok.")],
+              [("user", "a"), ("assistant", "b"), ("user", "c")], [("user", "a"), ("user", "b")]]
+    call = ToolCall(id="probecall", name=tools[0].name, arguments={})
+    shapes.append([ChatMessage(role="assistant", tool_calls=[call]),
+                   ChatMessage(role="tool", content="{}", tool_call_id="probecall"), ("user", "Ok.")])
+    shapes.append([("user", "a"), ChatMessage(role="assistant", tool_calls=[call]),
+                   ChatMessage(role="tool", content="{}", tool_call_id="probecall"), ("user", "Ok.")])
+    added = set()
+    try:
+        for shape in shapes:
+            messages = list(systems) + [m if isinstance(m, ChatMessage) else ChatMessage(role=m[0], content=m[1])
+                                        for m in shape]
+            added.add(counter.count(messages, list(tools)) - counter.count(messages, []))
+    except CounterError:
+        added = {None, 0}
+    apart = len(added) == 1
+    if len(_TOOLS_APART) > 256:
+        _TOOLS_APART.clear()
+    _TOOLS_APART[key] = apart
+    return apart
+
+
 def _compress_runs(messages: list[Any]) -> list[Any]:
     """A run of consecutive user messages cut to its first and last: what is between is joined to
     them either way, and the seams at the run's ends are what a small probe must keep."""
@@ -256,6 +290,10 @@ class PlanCounts:
         """``T(S=entries) - T(S=[])`` with the rest of the prompt as committed."""
         return self.whole_cost(name, entries)
 
+    def confirmed(self, name: str, entries: Sequence[Any], value: int) -> int:
+        """``value`` (a cost about to be reported in an error), as a complete count says it."""
+        return value
+
     def strategy_count(self, name: str, strategy: Any, limit: int) -> Callable[[Sequence[Any]], int]:
         thresholds = thresholds_of(strategy, limit)
         return lambda entries: self.cost(name, entries, thresholds)
@@ -348,6 +386,33 @@ class FastPlanCounts(PlanCounts):
                                          f"{', '.join(map(str, thresholds))}, a complete count gave {exact}")
         return predicted
 
+    def confirmed(self, name: str, entries: Sequence[Any], value: int) -> int:
+        exact = self.whole_cost(name, entries)
+        if exact != value:
+            raise PredictionMismatch(f"section {name!r}: predicted {value} tokens over its allowance, a complete "
+                                     f"count gave {exact}")
+        return exact
+
+    @staticmethod
+    def covers(counter: TokenCounter, states: Sequence[Any], tools: Sequence[ToolDefinition]) -> bool:
+        """Whether the item model covers this layout: system messages only at the head of the prompt
+        (a template moves their text and joins what is around them), and tool definitions whose
+        tokens do not depend on which messages come first (Llama 3.1 folds them into the first user
+        message; Mistral puts them in a block of their own)."""
+        started = False
+        for st in states:
+            if st.plan.into is not None:
+                continue
+            for m in st.entries:
+                if m.role != "system":
+                    started = True
+                elif started:
+                    return False
+        if not tools:
+            return True
+        systems = [m.chat() for st in states if st.plan.into is None for m in st.entries if m.role == "system"]
+        return _tools_stand_apart(counter, tuple(tools), tuple(systems))
+
     def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
         costs = self._chain(name, list(entries))
         return costs if costs is not None else self._local_costs(name, list(entries))
@@ -357,41 +422,13 @@ class FastPlanCounts(PlanCounts):
         return costs[0] if costs is not None else self._local_costs(name, [entry])[0]
 
     def _local_costs(self, name: str, entries: list[Any]) -> list[int]:
-        """Trace costs of entries the item model does not cover (tool calls and results, system
-        messages, text a template trims), from a small prompt: the section's entries between its two
-        neighbours (a long text cut in its middle), after the other system messages. As the reference
-        does, an entry whose prefix the template refuses costs nothing here."""
-        if name in self.into:
-            return super().kept_costs(name, entries)
-        if any(m.role == "system" for m in entries):
+        """Trace costs of entries the item model does not cover. A section of system messages at the
+        head of the prompt is counted from a small prompt; anything else (tool calls and results, text
+        starting with whitespace) whole, as the reference does: whether a template accepts a prompt
+        cut after such an entry (the reference's cost of 0) depends on the whole prompt."""
+        if name not in self.into and entries and all(m.role == "system" for m in entries):
             return self._system_costs(name, entries)
-        before, after = self._neighbours(name)
-        if self._systems(name) and (any(m.role == "user" for m in entries) or (
-                before is not None and after is not None and before.role == after.role == "user")):
-            # the entries may move the start of the last run of user messages, where the system text goes
-            return super().kept_costs(name, entries)
-        lead = self._lead(name, before)
-        tail = self._trail(name, after)
-        blocks = self._blocks(name)
-        host = next((m for m in entries if m.role == "user"), None) if blocks else None
-        chats = [m.chat() if m is not host else m.chat().model_copy(update={"content": user_content(
-            m.content or "", [self._evidence(b) for b in blocks])}) for m in entries]
-
-        def measure(k: int) -> int | None:
-            try:
-                return self._count_small(lead + chats[:k] + tail)
-            except CounterError:
-                return None
-
-        values = [measure(k) for k in range(len(entries) + 1)]
-        opening = (lead + chats)[0].role if lead + chats else None
-        if values[0] is None or (None in values and opening not in ("user", "system")):
-            # a small prompt the template refuses for how it starts says nothing of the whole one
-            return super().kept_costs(name, entries)
-        costs = []
-        for a, b in zip(values, values[1:]):  # as the reference: a refused prefix costs nothing
-            costs.append(b - a if a is not None and b is not None else 0)
-        return costs
+        return super().kept_costs(name, entries)
 
     def _system_costs(self, name: str, entries: list[Any]) -> list[int]:
         """Trace costs of a section of system messages at the head of the prompt. Templates put the
@@ -400,14 +437,18 @@ class FastPlanCounts(PlanCounts):
         message (its text cut in its middle)."""
         at = self.message_sections.index(name)
         head = [m for s in self.message_sections[:at] for m in self.current[s]]
-        rest = [m for s in self.message_sections[at + 1:] for m in self.current[s] if m.role != "system"]
+        rest = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
         start = _last_run_start(rest, False)
-        if any(m.role != "system" for m in head + entries) or start is None or rest[0].role != "user":
-            return super().kept_costs(name, entries)  # (without them, would the prompt start well?)
+        if (head or start is None or any(m.role == "system" for m in rest)
+                or rest[0].role != "user" or rest[-1].role != "user"):
+            # the only system messages, at the head (tools stand apart, or this is not the fast method),
+            # a prompt that starts and ends with a user message (templates treat the first system
+            # message and the last turn specially)
+            return super().kept_costs(name, entries)
         host = rest[start]
         if not _plain(host):  # leading whitespace runs the system text's seam on into what follows
             return super().kept_costs(name, entries)
-        probe = [m.chat() for m in head]
+        probe: list[ChatMessage] = []
         tail = [_stand_in(host, self._text(host))]
         values = []
         for k in range(len(entries) + 1):

@@ -523,9 +523,15 @@ class ContextAssembler:
         def run(counts_class: type[PlanCounts]) -> AssemblyResult:
             states = [_SectionState(s, [self._message(m, s) for m in sections.get(s.name, ())])
                       for s in self.plan.sections]
+            seen: set[int] = set()
             for st in states:
                 st.ids = [m.id or f"{st.plan.name}-{i}" for i, m in enumerate(st.entries)]
                 st.entries = [m if m.id else m.model_copy(update={"id": st.ids[i]}) for i, m in enumerate(st.entries)]
+                # one object passed twice becomes two equal ones: each place in the prompt is its own entry
+                st.entries = [m if id(m) not in seen and not seen.add(id(m)) else m.model_copy()
+                              for m in st.entries]
+            if counts_class is FastPlanCounts and not FastPlanCounts.covers(self.counter, states, tools):
+                counts_class = PlanCounts  # a layout the item model does not cover: count it whole
             counts = counts_class(self.counter, states, tools, self._render)
             runs.append(counts)
             result = self._assemble(states, counts, list(tools), budget, cancel)
@@ -583,6 +589,8 @@ class ContextAssembler:
             name = st.plan.name
             if all(m.pinned for m in st.entries):  # nothing a strategy could change
                 st.outcome = CompactionOutcome(tuple(st.entries))
+                if st.allowance is not None:  # its pins had their room first; the share comes on top
+                    st.allowance += counts.cost(name, current[name], ())
                 continue
             pins_cost = counts.cost(name, current[name], ())
             # a section without a share fills what the shared sections and earlier fills left
@@ -608,6 +616,7 @@ class ContextAssembler:
                 continue
             used = counts.cost(st.plan.name, current[st.plan.name], (st.allowance,))
             if used > st.allowance:
+                used = counts.confirmed(st.plan.name, current[st.plan.name], used)
                 raise ContextBudgetError(f"strategy {st.plan.compaction!r} returned {used} tokens for section "
                                          f"{st.plan.name!r}, over its allowance of {st.allowance}")
         input_tokens = counts.final_total()
