@@ -333,7 +333,6 @@ class FastPlanCounts(PlanCounts):
         self._evidence_memo: dict[int, tuple[Any, Evidence, int | None]] = {}
         self._block_ids: dict[int, int] = {}
         self._steps: dict[tuple, tuple] = {}  # a chain step's constant, by the objects around it
-        self._last_key: tuple | None = None
         self._block_keep: list[Any] = []  # messages whose ids key _block_ids stay alive
         self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
         self.running: int | None = None
@@ -591,13 +590,12 @@ class FastPlanCounts(PlanCounts):
                     and self._scope().get(hit[1]) != _UNSTABLE):
                 constant = hit[0]
             else:
-                self._last_key = None
-                constant = self._constant(name, previous, previous_text, message, text, after,
-                                          after_text, systems if moves is not None else [], moves)
+                constant, key = self._constant(name, previous, previous_text, message, text, after,
+                                               after_text, systems if moves is not None else [], moves)
                 if constant is None:
                     return None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
-                    self._steps[step] = (constant, self._last_key, previous, message, after)
+                    self._steps[step] = (constant, key, previous, message, after)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
                 if placed is None:
@@ -668,8 +666,10 @@ class FastPlanCounts(PlanCounts):
         return message.content or ""
 
     def _constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
-                  after: Any, after_text: str | None, systems: list[Any], moves: list | None) -> int | None:
-        """Tokens an entry adds beyond its text between ``previous`` and ``after``.
+                  after: Any, after_text: str | None, systems: list[Any],
+                  moves: list | None) -> tuple[int | None, tuple | None]:
+        """Tokens an entry adds beyond its text between ``previous`` and ``after`` (``None``: count whole),
+        and the key they are known by.
 
         Learned per kind of neighbour and class of the entry's first and last characters. Where one
         role meets itself (entry and neighbour, or the two neighbours the entry parts), a template may
@@ -683,7 +683,7 @@ class FastPlanCounts(PlanCounts):
         seams = [t for m, t, at_seam in ((previous, previous_text, joined_before or parted),
                                          (after, after_text, joined_after or parted)) if at_seam]
         if any(not (t and t.strip()) or t[0].isspace() for t in seams):
-            return None  # a neighbour of whitespace only lets the seams beside it run together: count it whole
+            return None, None  # a neighbour of whitespace only lets the seams beside it run together
         if joined_before:
             key.append(("seam-before", _seam_end(previous_text), _seam_start(text)))
         if joined_after:
@@ -696,26 +696,25 @@ class FastPlanCounts(PlanCounts):
                         if old_first is not message else text), _seam_start(self._text(new_first)
                         if new_first is not message else text)))
         key = tuple(key)
-        self._last_key = key
         memo = self._scope()
         known = memo.get(key)
         if known == _UNSTABLE:
-            return None
+            return None, key
         if known is not None and (known[1] or text == known[2]):
-            return known[0]
+            return known[0], key
         measured = self._measure_constant(name, previous, previous_text, message, text, after, after_text,
                                           systems, moves)
         if measured is None or (known is not None and measured != known[0]):
             memo[key] = _UNSTABLE
-            return None
+            return None, key
         # (value, checked by a second entry, the first entry's text)
         memo[key] = (measured, known is not None, text)
-        return measured
+        return measured, key
 
     def _scope(self) -> dict:
         """The constants learned for this counter, these tools and these system messages."""
         if self._scope_memo is None:
-            systems = [m.content for name in self.message_sections for m in self.current[name] if m.role == "system"]
+            systems = [m.content for st in self.states for m in st.entries if m.role == "system"]
             key = json.dumps([[t.model_dump(mode="json") for t in self.tools], systems], sort_keys=True)
             if key not in self.memo and len(self.memo) >= 64:
                 self.memo.clear()
