@@ -156,6 +156,23 @@ def _char_class(char: str) -> str:
     return category[0] if category[0] in "LN" else category
 
 
+_STUB = ChatMessage(role="user", content="")  # the empty user turn after a prompt a template will not end on
+
+
+def _needs_closing_turn(counter: TokenCounter) -> bool:
+    """Whether the counter's template refuses a prompt that ends with an assistant message (Mistral):
+    then ``total`` counts such a prompt with an empty user turn after it."""
+    known = getattr(counter, "_refuses_assistant_end", None)
+    if known is None:
+        try:
+            counter.count([ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content="b")], [])
+            known = False
+        except CounterError:
+            known = True
+        counter._refuses_assistant_end = known
+    return known
+
+
 _TOOLS_APART: dict[tuple, bool] = {}
 
 
@@ -421,13 +438,75 @@ class FastPlanCounts(PlanCounts):
         return costs[0] if costs is not None else self._local_costs(name, [entry])[0]
 
     def _local_costs(self, name: str, entries: list[Any]) -> list[int]:
-        """Trace costs of entries the item model does not cover. A section of system messages at the
-        head of the prompt is counted from a small prompt; anything else (tool calls and results, text
-        starting with whitespace) whole, as the reference does: whether a template accepts a prompt
-        cut after such an entry (the reference's cost of 0) depends on the whole prompt."""
-        if name not in self.into and entries and all(m.role == "system" for m in entries):
+        """Trace costs of entries the item model does not cover.
+
+        A section of system messages at the head of the prompt is counted from a small prompt. Tool
+        calls and results (with plain text around them) too: what each adds comes from the section
+        between its neighbours, and whether the template accepts the prompt cut after it (the
+        reference gives a refused cut 0 tokens) from the whole prompt's outline, every text replaced by
+        a letter, which counts in a moment. Where the small prompt and the outline disagree on that,
+        and for anything else (text starting with whitespace, a system message among the entries), the
+        complete prompt is counted, as the reference does."""
+        if name in self.into or not entries:
+            return super().kept_costs(name, entries)
+        if all(m.role == "system" for m in entries):
             return self._system_costs(name, entries)
-        return super().kept_costs(name, entries)
+        before, after = self._neighbours(name)
+        textual = [m for m in entries + [before, after] if m is not None and m.role != "tool" and not m.tool_calls]
+        if (any(m.role == "system" for m in entries) or any(not _plain(m) for m in textual if m.role != "system")
+                or any(_joins(a, b) for a, b in zip([before] + entries, entries + [after]))):
+            return super().kept_costs(name, entries)
+        if self._systems(name) and (any(m.role == "user" for m in entries) or _joins(before, after)):
+            return super().kept_costs(name, entries)  # the start of the last run of user messages may move
+        lead, tail = self._lead(name, before), self._trail(name, after)
+        blocks = self._blocks(name)
+        host = next((m for m in entries if m.role == "user"), None) if blocks else None
+        chats = [m.chat() if m is not host else m.chat().model_copy(update={"content": user_content(
+            m.content or "", [self._evidence(b) for b in blocks])}) for m in entries]
+        values: list[int | None] = []
+        closings = set()
+        for k in range(len(entries) + 1):
+            try:
+                value: int | None = self._count_small(lead + chats[:k] + tail)
+            except CounterError:
+                value = None
+            accepted = self._accepts(name, entries[:k])
+            if (value is not None) != (accepted is not None):
+                return super().kept_costs(name, entries)
+            closings.add(accepted)
+            values.append(value)
+        if self._systems(name) and {"plain", "closed"} <= closings:
+            return super().kept_costs(name, entries)  # the system text goes to the closing turn in some only
+        return [b - a if a is not None and b is not None else 0 for a, b in zip(values, values[1:])]
+
+    def _accepts(self, name: str, entries: list[Any]) -> str | None:
+        """How the template takes the whole prompt with section ``name`` holding ``entries``, as
+        ``total`` counts it: "plain", "closed" (with an empty user turn after it) or ``None``
+        (refused). Judged from the prompt's outline: roles, tool calls and which texts are empty."""
+        hosts = {id(next((m for m in self.current[t] if m.role == "user"), None)) for t, sources in self.sources.items()
+                 if any(self.current[s] for s in sources)}
+        outline = []
+        for section in self.message_sections:
+            for m in (entries if section == name else self.current[section]):
+                text = "x" if (m.content or id(m) in hosts) else m.content
+                outline.append(ChatMessage(role=m.role, content=text, tool_calls=m.tool_calls,
+                                           tool_call_id=m.tool_call_id))
+        if not outline:
+            outline = [ChatMessage(role="user", content="")]
+        before = self.counter.full_counts
+        try:
+            self.counter.count(outline, self.tools)
+            return "plain"
+        except CounterError:
+            if outline[-1].role != "assistant":
+                return None
+            try:
+                self.counter.count(outline + [ChatMessage(role="user", content="")], self.tools)
+                return "closed"
+            except CounterError:
+                return None
+        finally:
+            self.probe_counts += self.counter.full_counts - before
 
     def _system_costs(self, name: str, entries: list[Any]) -> list[int]:
         """Trace costs of a section of system messages at the head of the prompt. Templates put the
@@ -534,6 +613,7 @@ class FastPlanCounts(PlanCounts):
         # does the last run of user messages after the section reach back to its first message?
         reaches = not later_users or all(m.role == "user" for m in later[:later_users[-1] + 1])
         follow = bool(later_users)
+        stub_end = bool(systems) and not later and _needs_closing_turn(self.counter)
         after_seam = _seam_start(after_text) if after is not None else None
         # where the last run of user messages starts in earlier + entries so far (index), tracked as
         # entries are added: the run ending the sequence (trail) and the latest run (last)
@@ -569,6 +649,12 @@ class FastPlanCounts(PlanCounts):
                 fallback = later[0] if follow else None
                 old_first = item(old) if old is not None else fallback
                 new_first = (message if new == n else item(new)) if new is not None else fallback
+                if stub_end:  # a prompt ending with anything but a user message is counted with an empty
+                    # user turn after it, and that turn is then where the system text goes
+                    if not previous_user:
+                        old, old_first = None, _STUB
+                    if message.role != "user":
+                        new, new_first = None, _STUB
                 if old_first is not new_first:
                     if old_first is None or new_first is None:
                         return None
