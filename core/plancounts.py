@@ -303,6 +303,10 @@ class PlanCounts:
     def running_total(self) -> int:
         return self.total()
 
+    def pins_cost(self, name: str) -> int:
+        """What section ``name``'s pinned entries (all it holds so far) cost in the prompt."""
+        return self.whole_cost(name, self.current[name])
+
     def cost(self, name: str, entries: Sequence[Any], thresholds: tuple[int, ...] | None = None) -> int:
         """``T(S=entries) - T(S=[])`` with the rest of the prompt as committed."""
         return self.whole_cost(name, entries)
@@ -353,6 +357,7 @@ class FastPlanCounts(PlanCounts):
         self._block_keep: list[Any] = []  # messages whose ids key _block_ids stay alive
         self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
         self.running: int | None = None
+        self._running_checked = False
         self.message_sections = [st.plan.name for st in self.states if st.plan.into is None]
         self.into = {st.plan.name: st.plan.into for st in self.states if st.plan.into is not None}
         self.sources: dict[str, list[str]] = {}
@@ -364,11 +369,23 @@ class FastPlanCounts(PlanCounts):
 
     def pinned_total(self) -> int:
         self.running = self.total()
+        self._running_checked = True
         return self.running
 
     def running_total(self) -> int:
+        """Exact: a section's limit is worked out from it, and a limit off by a token would decide
+        differently from the reference while every count near it agreed with itself."""
         assert self.running is not None
+        if not self._running_checked:
+            exact = self.total()
+            if exact != self.running:
+                raise PredictionMismatch(f"the committed sections count {exact} tokens, the item costs predicted "
+                                         f"{self.running}")
+            self._running_checked = True
         return self.running
+
+    def pins_cost(self, name: str) -> int:
+        return self.whole_cost(name, self.current[name]) if self.current[name] else 0
 
     def commit(self, name: str, entries: Sequence[Any]) -> None:
         entries = list(entries)
@@ -376,9 +393,11 @@ class FastPlanCounts(PlanCounts):
         if old is None or new is None:  # a section the model does not cover: count the whole prompt
             super().commit(name, entries)
             self.running = self.total()
+            self._running_checked = True
             return
         super().commit(name, entries)
         self.running += new - old
+        self._running_checked = False
 
     def final_total(self) -> int:
         value = super().final_total()
@@ -815,8 +834,11 @@ class FastPlanCounts(PlanCounts):
         lead = [_stand_in(previous, previous_text)] if previous is not None else []
         if previous is not None and previous.role == "tool" and name is not None:
             lead = self._lead(name, previous)
-        if systems:
-            lead = [m.chat() for m in systems] + [_stand_in(m, self._text(m)) for m in moves[0]]
+        if systems:  # the messages from where the last run of user messages starts (else the neighbour)
+            span = [_stand_in(m, self._text(m)) for m in moves[0]]
+            if span and (span[0].role == "tool" or span[-1].role == "tool" and not any(m.tool_calls for m in span)):
+                return None  # a tool result without its call: no small prompt holds it
+            lead = [m.chat() for m in systems] + (span or lead)
         tail = self._trail(name, after, after_text)
         middle = _stand_in(message, text)
         try:

@@ -590,9 +590,9 @@ class ContextAssembler:
             if all(m.pinned for m in st.entries):  # nothing a strategy could change
                 st.outcome = CompactionOutcome(tuple(st.entries))
                 if st.allowance is not None:  # its pins had their room first; the share comes on top
-                    st.allowance += counts.cost(name, current[name], ())
+                    st.allowance += counts.pins_cost(name)
                 continue
-            pins_cost = counts.cost(name, current[name], ())
+            pins_cost = counts.pins_cost(name)
             # a section without a share fills what the shared sections and earlier fills left
             free = st.allowance if st.allowance is not None else budget - counts.running_total()
             limit = pins_cost + free
