@@ -26,7 +26,7 @@ from .loading import (JsonlIndex, LoadedEntry, RowSummary, entry_from, index_jso
                       load_request, load_result, read_json)
 from .render import escape, unescape
 from .view import EscapedLiteral, Region, RenderedView, render_view
-from .result import DECISIONS, SECTION_ORDER, AssemblyResult, TraceEntry, parse_result
+from .result import DECISIONS, NOT_SENT, SECTION_ORDER, AssemblyResult, TraceEntry, parse_result
 from .formats import (CountRefused, FormatError, FormatInfo, ImportedFile, ImportedRequest, ImportNote, Recorded,
                       UnsupportedFormat, count_imported, detect, import_data, import_file, to_core_request)
 from .export import EXPORT_KINDS, export_text, html_report, openai_body, otlp_trace, result_json, span_attributes
@@ -34,7 +34,7 @@ from .export import EXPORT_KINDS, export_text, html_report, openai_body, otlp_tr
 __all__ = [
     "assemble", "AssemblyStats", "naive_truncate", "audit", "has_errors", "Finding", "RULES",
     "Request", "ChatMessage", "Evidence", "HistoryMessage", "ToolCall", "ToolDefinition", "ToolExchange",
-    "ToolResult", "parse_request", "parse_result", "AssemblyResult", "TraceEntry", "DECISIONS", "SECTION_ORDER",
+    "ToolResult", "parse_request", "parse_result", "AssemblyResult", "TraceEntry", "DECISIONS", "NOT_SENT", "SECTION_ORDER",
     "TokenCounter", "MistralCounter", "HFCounter", "CounterIdentity", "make_counter", "DEFAULT_COUNTER",
     "bundled_mistral_tokenizers", "write_manifest",
     "ContextInspectorError", "InputFileError", "RequestError", "RequiredContextTooLarge", "CounterError",

@@ -12,7 +12,7 @@ from typing import Iterator
 from .counting import TokenCounter
 from .errors import CounterError
 from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, unescape
-from .result import AssemblyResult
+from .result import NOT_SENT, AssemblyResult
 
 OPENER = re.compile(r"<evidence\b[^>]*>", re.IGNORECASE)
 CLOSER = re.compile(r"</evidence\s*>", re.IGNORECASE)
@@ -88,7 +88,7 @@ def _trace_sum(result: AssemblyResult) -> Iterator[Finding]:
     elsewhere (no template entry) is not held to that."""
     if not any(e.section == "template" for e in result.trace):
         return
-    sent = sum(e.tokens for e in result.trace if e.decision not in ("dropped", "summarised"))
+    sent = sum(e.tokens for e in result.trace if e.decision not in NOT_SENT)
     if sent != result.input_tokens:
         yield Finding("trace-sum", "error", f"the trace's sent items add up to {sent} tokens, but input_tokens is "
                                             f"{result.input_tokens}")

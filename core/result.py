@@ -20,6 +20,7 @@ SPAN_PREFIX = "context_inspector."  # span attribute names: context_inspector.in
 
 Decision = Literal["kept", "dropped", "required", "pinned", "summarised"]
 DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped")
+NOT_SENT: tuple[str, ...] = ("dropped", "summarised")  # decisions whose item is not in the prompt as itself
 # Sections in prompt order, as the trace and the inspector name them.
 SECTION_ORDER: tuple[str, ...] = ("template", "instructions", "tools", "history", "current",
                                   "tool_exchanges", "evidence")
@@ -78,10 +79,10 @@ class AssemblyResult(BaseModel):
         return totals
 
     def sent_tokens_by_section(self) -> dict[str, int]:
-        """Tokens of what was sent (everything but dropped items), per section."""
+        """Tokens of what was sent (everything but dropped and summarised items), per section."""
         totals: dict[str, int] = {}
         for entry in self.trace:
-            if entry.decision != "dropped":
+            if entry.decision not in NOT_SENT:
                 totals[entry.section] = totals.get(entry.section, 0) + entry.tokens
         return totals
 

@@ -16,7 +16,7 @@ from .audit import OPENER, TAG, Finding
 from .counting import TokenCounter
 from .errors import CounterError
 from .render import escape, unescape
-from .result import AssemblyResult
+from .result import NOT_SENT, AssemblyResult
 
 TAGLIKE = re.compile(r"</?[A-Za-z][^<>\n]{0,80}>")
 
@@ -64,7 +64,7 @@ def _fallback_text(result: AssemblyResult) -> str:
 def _owners(result: AssemblyResult) -> dict[int, tuple[str, str]]:
     owners: dict[int, tuple[str, str]] = {}
     for entry in result.trace:
-        if entry.decision == "dropped" or entry.section == "evidence":
+        if entry.decision in NOT_SENT or entry.section == "evidence":
             continue
         for index in entry.message_indices:
             owners.setdefault(index, (entry.section, entry.id))

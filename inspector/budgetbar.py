@@ -47,6 +47,7 @@ class Segment:
     tokens: int
     items: tuple[str, ...] = ()
     newly: bool = False  # a dropped item the replay newly dropped
+    summarised: bool = False  # not dropped but replaced by a summary (drawn with the dropped)
 
     @property
     def x1(self) -> float:
@@ -135,7 +136,7 @@ def _result_segments(result: core.AssemblyResult, lane: str, *, drops: str | Non
         tokens = sent.get(section, 0)
         if tokens <= 0:
             continue
-        ids = tuple(e.id for e in result.trace if e.section == section and e.decision != "dropped")
+        ids = tuple(e.id for e in result.trace if e.section == section and e.decision not in core.NOT_SENT)
         segments.append(Segment("section", section, x, tokens, lane, tokens, ids))
         x += tokens
     free = max(0, result.remaining_tokens)
@@ -150,14 +151,16 @@ def _result_segments(result: core.AssemblyResult, lane: str, *, drops: str | Non
         segments.append(Segment("reserve", "reserve", x, result.max_new_tokens, lane, result.max_new_tokens))
     if drops is None:
         return segments
-    # what did not fit: one segment per dropped item, from the allowance line on, sections in prompt order
+    # what was not sent (dropped, or summarised: replaced by a summary): one segment per item, from the
+    # allowance line on, sections in prompt order
     x = float(result.input_budget)
     rank = {section: n for n, section in enumerate(order)}
-    dropped = [e for e in result.trace if e.decision == "dropped"]
+    dropped = [e for e in result.trace if e.decision in core.NOT_SENT]
     for entry in sorted(dropped, key=lambda e: rank.get(e.section, len(rank))):
         width = max(entry.tokens, 0)
         segments.append(Segment("dropped", entry.section, x, width, drops, entry.tokens, (entry.id,),
-                                newly=(entry.section, entry.id) in newly_dropped))
+                                newly=(entry.section, entry.id) in newly_dropped,
+                                summarised=entry.decision == "summarised"))
         x += width
     return segments
 
@@ -459,6 +462,10 @@ class BudgetBar(QWidget):
                 f"{r.margin} + output reserve {r.max_new_tokens}.")
         if row.dropped_count:
             text += f" Dropped: {row.dropped_count} items, {dropped_total} tokens."
+        summarised = [e for e in r.trace if e.decision == "summarised"]
+        if summarised:
+            text += (f" Summarised: {len(summarised)} items, {sum(e.tokens for e in summarised)} tokens, "
+                     "replaced by summaries.")
         if r.over_budget:
             text += f" OVER the allowance by {r.input_tokens - r.input_budget}."
         self.caption.setText(text)
@@ -489,8 +496,10 @@ class BudgetBar(QWidget):
                 entries.append((theme.RESERVE_TITLES[kind], QBrush(colour), hatch))
         if any(s.kind == "dropped" for s in self.segments):
             grey = QColor("#888888")
-            entries.append(("Dropped (hatched: did not fit)", QBrush(theme.with_alpha(grey, 70)),
-                            theme.hatch_brush(grey)))
+            title = ("Not sent (hatched: dropped, or summarised)"
+                     if any(s.kind == "dropped" and s.summarised for s in self.segments)
+                     else "Dropped (hatched: did not fit)")
+            entries.append((title, QBrush(theme.with_alpha(grey, 70)), theme.hatch_brush(grey)))
         if self.provider_tokens is not None and not self.comparing:
             entries.append(("Input tokens the provider reported", QBrush(theme.with_alpha(QColor(PROVIDER_COLOUR), 28)),
                             None))
@@ -556,7 +565,8 @@ class BudgetBar(QWidget):
         if seg.kind == "section":
             head = f"{theme.section_title(seg.key)}: {seg.tokens} tokens sent"
         elif seg.kind == "dropped":
-            head = f"{theme.section_title(seg.key)} / {seg.items[0]}: {seg.tokens} tokens dropped (did not fit)"
+            head = f"{theme.section_title(seg.key)} / {seg.items[0]}: {seg.tokens} tokens " + (
+                "summarised (replaced by a summary)" if seg.summarised else "dropped (did not fit)")
             if seg.newly:
                 head += "; newly dropped by the replay"
         else:

@@ -137,7 +137,7 @@ class Row:
 
     @property
     def kept_count(self) -> int:
-        return sum(1 for e in self.items() if e.decision != "dropped")
+        return sum(1 for e in self.items() if e.decision not in core.NOT_SENT)
 
     @property
     def dropped_count(self) -> int:

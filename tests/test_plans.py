@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import FIXTURES, default_counter, fixture_data, fixture_request
 
-from core import InputFileError
+from core import NOT_SENT, InputFileError
 from core import (AssemblyCancelled, CapabilityError, CompactionOutcome, ContextAssembler, ContextBudgetError,
                   ContextPlan, HttpSummariser, Message, RecordedSummariser, RequestError, SectionPlan, SummariseSpan,
                   SummaryStore, assemble, assemble_plan_request, make_counter, parse_plan, parse_plan_request, pinned,
@@ -435,3 +435,12 @@ def test_pinned_content_is_never_evicted_under_any_plan_and_budget_that_can_hold
         if m.pinned:
             assert m.content in sent
     assert result.input_tokens <= result.input_budget
+
+
+def test_summarised_entries_are_not_counted_as_sent():
+    result = assemble_plan_request(parse_plan_request(fixture_data("trip_plan_summarise_span.plan.json")),
+                                   default_counter())
+    summarised = [e for e in result.trace if e.decision == "summarised"]
+    assert summarised
+    assert sum(result.sent_tokens_by_section().values()) == result.input_tokens
+    assert "summarised" in NOT_SENT

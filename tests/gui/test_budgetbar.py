@@ -12,16 +12,19 @@ from inspector.models import ITEM_ID_ROLE, SECTION_ROLE
 
 
 @pytest.mark.parametrize("name", ["demo.result.json", "demo.baseline.json", "rag_tight.result.json",
-                                  "tool_exchange.result.json"])
+                                  "tool_exchange.result.json", "trip_plan_summarise_span.result.json"])
 def test_segment_widths_equal_section_totals(open_and_wait, fixtures_dir, name):
     window = open_and_wait(fixtures_dir / name)
     result = core.load_result(fixtures_dir / name)
     bar = window.bar
     sent = {s.key: s.width for s in bar.segments if s.kind == "section"}
     assert sent == {k: v for k, v in result.sent_tokens_by_section().items() if v > 0}
-    dropped_entries = [e for e in result.trace if e.decision == "dropped"]
-    assert bar.dropped_by_section() == {k: v for k, v in result.section_tokens("dropped").items()
-                                        if any(e.section == k for e in dropped_entries)}
+    # what was not sent (dropped, or summarised: replaced by a summary) is drawn below the bar
+    dropped_entries = [e for e in result.trace if e.decision in core.NOT_SENT]
+    not_sent: dict[str, int] = {}
+    for e in dropped_entries:
+        not_sent[e.section] = not_sent.get(e.section, 0) + e.tokens
+    assert bar.dropped_by_section() == not_sent
     # one hatched segment per dropped item, its width the item's marginal tokens
     assert sorted((s.key, s.items[0], s.width) for s in bar.segments if s.kind == "dropped") == \
         sorted((e.section, e.id, e.tokens) for e in dropped_entries)
@@ -45,6 +48,12 @@ def test_segment_widths_equal_section_totals(open_and_wait, fixtures_dir, name):
     assert bar._limit.value() == result.context_limit
     assert bar._allowance.label.toPlainText() == f"allowance {result.input_budget}"
     assert bar._limit.label.toPlainText() == f"context limit {result.context_limit}"
+    if any(e.decision == "summarised" for e in result.trace):
+        assert "Summarised: 9 items" in bar.caption.text()
+        folded = next(seg for seg in bar.segments if seg.kind == "dropped" and seg.summarised)
+        assert "summarised (replaced by a summary)" in bar.hover_text(folded)
+        assert window.current_row.kept_count == sum(e.decision in ("kept", "pinned") for e in result.trace
+                                                     if e.section != "template")
 
 
 def test_clicking_a_segment_selects_the_section(open_and_wait, qtbot, fixtures_dir):
