@@ -566,19 +566,25 @@ class FastPlanCounts(PlanCounts):
         costs = self._chain(name, entries)
         return None if costs is None else sum(costs)
 
-    def _passage_gain(self, name: str, entries: list[Any]) -> int | None:
-        """What the passages ``entries`` add to their host, in one sum (strategies ask this for every
-        candidate list, so it is kept to C-level loops over cached block counts)."""
+    def _placement(self, name: str) -> tuple[Any, list[Any], list[Any]]:
+        """For passage section ``name``: its host (the target's first user message, or ``None``) and the
+        committed passages of the sections placed into the same host before and after it."""
         target = self.into[name]
         host = next((m for m in self.current[target] if m.role == "user"), None)
-        if host is None or not entries:
-            return 0
-        if not self._passage_host_ok(host):
-            return None
         sources = self.sources[target]
         at = sources.index(name)
         earlier = [m for s in sources[:at] for m in self.current[s]]
         later = [m for s in sources[at + 1:] for m in self.current[s]]
+        return host, earlier, later
+
+    def _passage_gain(self, name: str, entries: list[Any]) -> int | None:
+        """What the passages ``entries`` add to their host, in one sum (strategies ask this for every
+        candidate list, so it is kept to C-level loops over cached block counts)."""
+        host, earlier, later = self._placement(name)
+        if host is None or not entries:
+            return 0
+        if not self._passage_host_ok(host):
+            return None
         question = host.content
         placed = earlier + entries + later
         constant = self._block_constant(question, placed[:3]) if len(placed) > 1 else 0
@@ -867,16 +873,11 @@ class FastPlanCounts(PlanCounts):
 
     def _passage_chain(self, name: str, entries: list[Any]) -> list[int] | None:
         """What each passage adds in turn to its host (the target section's first user message)."""
-        target = self.into[name]
-        host = next((m for m in self.current[target] if m.role == "user"), None)
+        host, earlier, later = self._placement(name)
         if host is None or not entries:
             return [0] * len(entries)  # no user message to carry them: they are not rendered
         if not self._passage_host_ok(host):
             return None
-        sources = self.sources[target]
-        at = sources.index(name)
-        earlier = [m for s in sources[:at] for m in self.current[s]]
-        later = [m for s in sources[at + 1:] for m in self.current[s]]
         question = host.content
         constant = 0
         if len(earlier) + len(entries) + len(later) > 1:

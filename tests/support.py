@@ -44,3 +44,17 @@ def turn(n: int, words: int = 5) -> list[dict]:
 def passage(pid: str, score: float, words: int = 10, text: str | None = None) -> dict:
     return {"id": pid, "source": f"doc/{pid}.md", "score": score,
             "text": text if text is not None else f"passage {pid} " + "lorem " * words}
+
+
+class LyingCounter:
+    """Wraps a counter and inflates the standalone count of every text holding ``needle`` by 3, so a
+    fast method's predictions go wrong (and it must notice)."""
+
+    def __init__(self, inner, needle: str):
+        self.inner, self.needle = inner, needle
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def text_count(self, text: str) -> int:
+        return self.inner.text_count(text) + (3 if self.needle in text else 0)

@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from support import base_request, default_counter, fixture_data
+from support import LyingCounter, base_request, default_counter, fixture_data
 
 from core import RequiredContextTooLarge, assemble, make_counter, parse_request
 
@@ -117,19 +117,6 @@ def test_fast_mode_makes_far_fewer_complete_counts():
     assert fast["full_counts"] <= 3 and fast["item_counts"] > 0
 
 
-class _LyingCounter:
-    """Wraps a counter and inflates one text's standalone count, so a prediction goes wrong."""
-
-    def __init__(self, inner, needle: str):
-        self.inner, self.needle = inner, needle
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def text_count(self, text: str) -> int:
-        return self.inner.text_count(text) + (3 if self.needle in text else 0)
-
-
 def test_a_wrong_shortcut_falls_back_to_the_reference_and_says_so():
     history = [m for n in range(8) for m in ({"role": "user", "content": f"question {n} " * 5, "id": f"q{n}"},
                                              {"role": "assistant", "content": f"answer {n} " * 5})]
@@ -137,7 +124,7 @@ def test_a_wrong_shortcut_falls_back_to_the_reference_and_says_so():
                                                     "score": 1.0 - i / 10} for i in range(6)])
     counter = default_counter()
     reference = assemble(parse_request(data), counter, reference=True)
-    lying = _LyingCounter(counter, "passage 4")
+    lying = LyingCounter(counter, "passage 4")
     result = assemble(parse_request(data), lying)
     assert result.counting_note and "reference method" in result.counting_note
     assert json.loads(result.to_json())["counting_note"] == result.counting_note

@@ -9,7 +9,7 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import FIXTURES, default_counter, fixture_data
+from support import FIXTURES, LyingCounter, default_counter, fixture_data
 
 from core import (CompactionOutcome, ContextAssembler, ContextBudgetError, ContextPlan, Message, SectionPlan,
                   SummariseSpan, ToolCall, ToolDefinition, assemble_plan_request, make_counter, parse_plan_request)
@@ -181,23 +181,10 @@ def test_fast_plans_make_far_fewer_complete_counts(compaction):
     assert fast_stats["predicted"] > 20
 
 
-class _LyingCounter:
-    """Wraps a counter and inflates one text's standalone count, so the item costs go wrong."""
-
-    def __init__(self, inner, needle: str):
-        self.inner, self.needle = inner, needle
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def text_count(self, text: str) -> int:
-        return self.inner.text_count(text) + (3 if self.needle in text else 0)
-
-
 def test_a_wrong_prediction_falls_back_to_the_reference_and_says_so():
     plan, data = big_plan("newest-turns", budget=1200)
     reference = ContextAssembler(plan, make_counter(), reference=True).assemble(data)
-    lying = _LyingCounter(make_counter(), "Timetable page 8:")  # a kept passage that is not the first block
+    lying = LyingCounter(make_counter(), "Timetable page 8:")  # a kept passage that is not the first block
     result = ContextAssembler(plan, lying).assemble(data)
     assert result.counting_note and "reference method" in result.counting_note
     assert json.loads(result.to_json())["counting_note"] == result.counting_note
@@ -207,7 +194,7 @@ def test_a_wrong_prediction_falls_back_to_the_reference_and_says_so():
 def test_a_constant_two_entries_disagree_on_is_not_used():
     plan, data = big_plan("newest-turns", budget=1200)
     reference = ContextAssembler(plan, make_counter(), reference=True).assemble(data)
-    lying = _LyingCounter(make_counter(), "Question 39")  # the first history entry of its kind learned
+    lying = LyingCounter(make_counter(), "Question 39")  # the first history entry of its kind learned
     stats: dict = {}
     result = ContextAssembler(plan, lying).assemble(data, stats=stats)
     assert result.to_json() == reference.to_json()  # counted whole where the constant was in doubt
@@ -217,7 +204,7 @@ def test_a_constant_two_entries_disagree_on_is_not_used():
 def test_a_fallback_does_not_ask_the_summariser_twice():
     plan, data = big_plan("summarise-span", budget=1000)
     summariser = Fixed()
-    lying = _LyingCounter(make_counter(), "Timetable page 8:")
+    lying = LyingCounter(make_counter(), "Timetable page 8:")
     result = ContextAssembler(plan, lying, strategies={"summarise-span": SummariseSpan(summariser)}).assemble(data)
     assert result.counting_note and result.model_extra["summaries"]
     assert summariser.calls == 1

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 from core import ContextAssembler, ContextPlan, Message, SectionPlan, SummariseSpan, make_counter, parse_request
 from core.plans import plan_from_request
 
+from .bench_assembly import best
 from .workload import large_request, sentence, text_of
 
 
@@ -63,16 +64,6 @@ def one_count_seconds(spec: str, plan: ContextPlan, sections: dict, tools, repea
     messages = ContextAssembler._render(states, {s.name: list(sections.get(s.name, [])) for s in plan.sections})
     tokens = len(counter.token_ids(messages, tools))
     return best(lambda: counter.token_ids(messages, tools), repeats), tokens
-
-
-def best(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def fresh_counter(spec: str, warm_with) -> object:
