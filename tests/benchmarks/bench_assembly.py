@@ -136,12 +136,17 @@ def bench_jsonl(records: int, repeats: int) -> None:
           f"one row validated on demand in {one_row * 1000:.1f} ms")
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def bench_options(description: str, argv=None) -> tuple[argparse.Namespace, int]:
+    """The options every benchmark takes (``--quick``, ``--counter``) and its number of repeats."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--counter", default="mistral:tekken_240911")
     args = parser.parse_args(argv)
-    repeats = 2 if args.quick else 5
+    return args, 2 if args.quick else 5
+
+
+def main(argv=None) -> int:
+    args, repeats = bench_options(__doc__.splitlines()[0], argv)
     bench_main_target(args.counter, repeats)
     bench_scaling(args.counter, [100, 300] if args.quick else [100, 300, 1000, 3000], repeats)
     bench_memory(args.counter, 300 if args.quick else 3000)

@@ -10,7 +10,6 @@ measured in the same process a moment apart; every time is the best of several r
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 import time
@@ -19,7 +18,7 @@ from types import SimpleNamespace
 from core import ContextAssembler, ContextPlan, Message, SectionPlan, SummariseSpan, make_counter, parse_request
 from core.plans import plan_from_request
 
-from .bench_assembly import best
+from .bench_assembly import bench_options, best
 from .workload import large_request, sentence, text_of
 
 
@@ -109,11 +108,7 @@ HEADER = ("case                               tokens(all) count_ms  plan_ms  rat
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
-    parser.add_argument("--counter", default="mistral:tekken_240911")
-    args = parser.parse_args(argv)
-    repeats = 2 if args.quick else 5
+    args, repeats = bench_options(__doc__.splitlines()[0], argv)
     spec = args.counter
     summarise = {"summarise-span": SummariseSpan(FixedSummariser())}
 
