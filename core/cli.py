@@ -7,6 +7,7 @@ The CLI never writes to its input files.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -26,6 +27,10 @@ from .result import AssemblyResult
 
 EXIT_OK, EXIT_AUDIT, EXIT_BAD_INPUT, EXIT_REQUIRED_TOO_LARGE = 0, 1, 2, 3
 PROG = "context-assembler"
+# Commands that live in a module of their own under core/commands/: each module has
+# ``add_parser(sub) -> argparse.ArgumentParser`` (it adds its sub-parser and returns it) and
+# ``run(args) -> int`` (an exit code; it may raise the core's errors, handled here like any command's).
+COMMAND_MODULES: tuple[str, ...] = ()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,6 +94,9 @@ def _parser() -> argparse.ArgumentParser:
     p_replay.add_argument("file", metavar="FILE")
     limit_options(p_replay)
     p_replay.add_argument("--json", action="store_true", help="print JSON")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"core.commands.{name}")
+        module.add_parser(sub).set_defaults(_run=module.run)
     return parser
 
 
@@ -335,6 +343,8 @@ def _file_of(args: argparse.Namespace) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "_run", None) is not None:
+            return args._run(args)
         if args.command == "assemble":
             return _cmd_assemble(args, baseline=False)
         if args.command == "baseline":
