@@ -10,7 +10,10 @@ from .cassette import is_cassette
 from .model import FORMATS, FormatInfo
 from .otlp import is_otlp
 from .platforms import is_langfuse, is_promptfoo, phoenix_spans
+from .providers import by_body
+from .providers.nock import is_nock
 from .source import Parsed, parse_file
+from .transcripts import CLAUDE_CODE, CODEX, is_claude_code, is_codex
 
 
 def chat_body(value: Any) -> tuple[dict[str, Any], Any] | None:
@@ -60,6 +63,10 @@ def sniff(parsed: Parsed) -> FormatInfo:
             return FormatInfo("otlp-jsonl", f"{FORMATS['otlp-jsonl']}: {len(values)} lines")
         if phoenix_spans(values) is not None:
             return FormatInfo("phoenix-spans", f"{FORMATS['phoenix-spans']}: {len(values)} spans, one per line")
+    if parsed.kind == "jsonl" or parsed.one_line:
+        for name, test in ((CLAUDE_CODE, is_claude_code), (CODEX, is_codex)):
+            if test(values):
+                return FormatInfo(name, f"{FORMATS[name]}: {len(values)} lines")
     single = values[0] if len(values) == 1 and parsed.kind != "jsonl" else None
     if _ours(values) or (isinstance(single, list) and _ours(single)):
         return FormatInfo("context-inspector", FORMATS["context-inspector"])
@@ -80,6 +87,11 @@ def sniff(parsed: Parsed) -> FormatInfo:
     spans = phoenix_spans(single)
     if spans is not None:
         return FormatInfo("phoenix-spans", f"{FORMATS['phoenix-spans']} ({len(spans)} spans)")
+    provider = by_body(single)
+    if provider is not None:
+        return FormatInfo(provider.name, f"{FORMATS[provider.name]} (request body)")
+    if is_nock(single):
+        return FormatInfo("nock-recording", f"{FORMATS['nock-recording']}: {len(single)} requests")
     candidates = single if isinstance(single, list) else values
     bodies = [chat_body(v) for v in candidates]
     if bodies and all(b is not None for b in bodies):

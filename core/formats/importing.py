@@ -18,7 +18,12 @@ from .model import FormatError, ImportedFile, UnsupportedFormat
 from .normalise import Malformed, Outcome
 from .otlp import import_records
 from .platforms import import_langfuse, import_phoenix, import_promptfoo, phoenix_spans
+from .providers import PROVIDERS, import_request
+from .providers.nock import import_nock
 from .source import Parsed, parse_file
+from .transcripts import lines_of
+from .transcripts.claude_code import import_claude_code
+from .transcripts.codex import import_codex
 
 
 def _bodies(parsed: Parsed, name: str) -> Outcome:
@@ -64,6 +69,11 @@ def _phoenix(parsed: Parsed, name: str) -> Outcome:
     return import_phoenix(spans or [])
 
 
+def _provider_body(parsed: Parsed, name: str) -> Outcome:
+    provider = next(p for p in PROVIDERS if p.name == name)
+    return Outcome(requests=[import_request(provider, parsed.single, "", "request body", file_format=name)])
+
+
 IMPORTERS: dict[str, Callable[[Parsed, str], Outcome]] = {
     "openai-chat": _bodies,
     "anthropic-messages": _bodies,
@@ -75,6 +85,12 @@ IMPORTERS: dict[str, Callable[[Parsed, str], Outcome]] = {
     "langfuse-trace": lambda parsed, name: import_langfuse(parsed.single),
     "phoenix-spans": _phoenix,
     "promptfoo-export": lambda parsed, name: import_promptfoo(parsed.single),
+    "openai-responses": _provider_body,
+    "gemini-generate": _provider_body,
+    "bedrock-converse": _provider_body,
+    "nock-recording": lambda parsed, name: import_nock(parsed.single),
+    "claude-code-transcript": lambda parsed, name: import_claude_code(lines_of(parsed)),
+    "codex-rollout": lambda parsed, name: import_codex(lines_of(parsed)),
 }
 
 
@@ -92,8 +108,11 @@ def import_parsed(parsed: Parsed) -> ImportedFile:
         more = f" ({len(outcome.failures) - 1} more model calls failed too)" if len(outcome.failures) > 1 else ""
         raise FormatError(parsed.path, info.name, first.place, first.problem + more)
     warnings = list(parsed.notes) + outcome.warnings
-    for request in outcome.requests:
-        warnings += request.warnings
+    seen = set(warnings)
+    for request in outcome.requests:  # a transcript's calls share their earlier notes: each listed once
+        fresh = [w for w in request.warnings if w not in seen]
+        seen.update(fresh)
+        warnings += fresh
     return ImportedFile(path=parsed.path, format=info, requests=outcome.requests, warnings=warnings)
 
 
