@@ -16,6 +16,7 @@ from .detect import chat_body, sniff
 from .genai import SpanView, request_from_span
 from .model import FormatError, ImportedFile, UnsupportedFormat
 from .normalise import Malformed, Outcome
+from .otel_js import import_js_spans
 from .otlp import import_records
 from .platforms import import_langfuse, import_phoenix, import_promptfoo, phoenix_spans
 from .providers import PROVIDERS, import_request
@@ -89,6 +90,9 @@ IMPORTERS: dict[str, Callable[[Parsed, str], Outcome]] = {
     "gemini-generate": _provider_body,
     "bedrock-converse": _provider_body,
     "nock-recording": lambda parsed, name: import_nock(parsed.single),
+    "otel-js-spans": lambda parsed, name: (import_js_spans([v for _, v in parsed.records],
+                                                            [line for line, _ in parsed.records])
+                                           if parsed.kind == "jsonl" else import_js_spans(parsed.single)),
     "claude-code-transcript": lambda parsed, name: import_claude_code(lines_of(parsed)),
     "codex-rollout": lambda parsed, name: import_codex(lines_of(parsed)),
 }

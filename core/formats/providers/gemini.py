@@ -120,15 +120,13 @@ def _part(part: dict[str, Any], where: str, ctx: Context, calls: _Calls, out: Pa
     elif get(part, "inlineData") is not None:
         data = get(part, "inlineData")
         data = data if isinstance(data, dict) else {}
-        payload = data.get("data")
-        out.texts.append(media(ctx, _kind(get(data, "mimeType")), mime=get(data, "mimeType"),
-                               data=payload if isinstance(payload, str) else ""))
+        mime = _text(get(data, "mimeType"))
+        out.texts.append(media(ctx, _kind(mime), mime=mime, data=_text(data.get("data")) or ""))
     elif get(part, "fileData") is not None:
         data = get(part, "fileData")
         data = data if isinstance(data, dict) else {}
-        uri = get(data, "fileUri")
-        out.texts.append(media(ctx, _kind(get(data, "mimeType")), mime=get(data, "mimeType"),
-                               url=uri if isinstance(uri, str) else None))
+        mime = _text(get(data, "mimeType"))
+        out.texts.append(media(ctx, _kind(mime), mime=mime, url=_text(get(data, "fileUri"))))
     elif get(part, "executableCode") is not None or get(part, "codeExecutionResult") is not None:
         kind = "executableCode" if get(part, "executableCode") is not None else "codeExecutionResult"
         size = len(compact_json(get(part, kind)))
@@ -141,6 +139,10 @@ def _part(part: dict[str, Any], where: str, ctx: Context, calls: _Calls, out: Pa
     else:
         ctx.warn(where, "a part of an unknown kind (" + ", ".join(sorted(map(str, part))) + "); kept as a placeholder")
         out.texts.append(ctx.placeholder("part", f"{len(compact_json(part))} chars of JSON"))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _kind(mime: Any) -> str:
@@ -295,7 +297,12 @@ def _read_stream(recorded: Recorded, chunks: list[Any], place: str, ctx: Context
         candidates = chunk.get("candidates") if isinstance(chunk.get("candidates"), list) else []
         if candidates and isinstance(candidates[0], dict) and isinstance(candidates[0].get("content"), dict):
             more = candidates[0]["content"].get("parts")
-            parts += more if isinstance(more, list) else []
+            for part in more if isinstance(more, list) else []:
+                joinable = isinstance(part, dict) and set(part) == {"text"} and isinstance(part["text"], str)
+                if joinable and parts and isinstance(parts[-1], dict) and set(parts[-1]) == {"text"}:
+                    parts[-1] = {"text": parts[-1]["text"] + part["text"]}  # a streamed text arrives in pieces
+                else:
+                    parts.append(part)
             if get(candidates[0], "finishReason"):
                 last["finishReason"] = get(candidates[0], "finishReason")
         if get(chunk, "usageMetadata") is not None:

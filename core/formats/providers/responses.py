@@ -88,7 +88,9 @@ class ItemReader:
         if not isinstance(item, dict):
             raise Malformed(place, f"an input item must be an object, found {type(item).__name__}")
         kind = item.get("type")
-        if kind in (None, "message") and "role" in item:
+        if kind is not None and not isinstance(kind, str):
+            raise Malformed(f"{place}.type", f"an item type must be a string, found {type(kind).__name__}")
+        if kind in (None, "message") and ("role" in item or kind == "message"):
             role = role_of(item.get("role"), f"{place}.role")
             parts = read_parts(item.get("content"), f"{place}.content", ctx)
             if role == "assistant" and not parts.results:
