@@ -59,7 +59,10 @@ def mutations(value: Any):
 
 def import_or_refuse(data: Any, kind: str = "json") -> None:
     """Import ``data`` (a decoded file; for JSON Lines a list of lines); only our errors may escape."""
-    records = [(i + 1, v) for i, v in enumerate(data)] if kind == "jsonl" else [(None, data)]
+    if kind == "jsonl":
+        records = [(i + 1, v) for i, v in enumerate(data)] if isinstance(data, list) else [(1, data)]
+    else:
+        records = [(None, data)]
     if kind == "jsonl" and not records:
         return
     try:

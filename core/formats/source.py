@@ -21,7 +21,7 @@ from .model import FormatError, ImportNote
 # Key names that give a format away even in a file cut off half-way.
 _PREFIX_HINTS: tuple[tuple[str, str], ...] = (
     (r'"parentUuid"|"isSidechain"', "claude-code-transcript"),
-    (r'"type"\s*:\s*"(session_meta|response_item|turn_context)"', "codex-rollout"),
+    (r'"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg|compacted)"', "codex-rollout"),
     (r'"resource(Spans|Logs)"|"resource_(spans|logs)"', "otlp-json"),
     (r'^\s*(interactions|http_interactions)\s*:|"(http_)?interactions"', "vcr-cassette"),
     (r'"observations"', "langfuse-trace"),

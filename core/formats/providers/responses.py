@@ -44,7 +44,7 @@ def is_assistant_item(item: Any) -> bool:
     """Whether an input item was produced by the model (and so belongs to an assistant turn)."""
     if not isinstance(item, dict):
         return False
-    if item.get("type") in ASSISTANT_ITEMS:
+    if isinstance(item.get("type"), str) and item["type"] in ASSISTANT_ITEMS:
         return True
     return item.get("type") in (None, "message") and item.get("role") == "assistant"
 

@@ -34,6 +34,7 @@ class _Call:
         self.session = session
         self.items: list[tuple[str, Any]] = []
         self.usage: dict[str, int | None] = {}
+        self.broken: Malformed | None = None
 
 
 class _Rollout:
@@ -47,6 +48,7 @@ class _Rollout:
         self.in_turn = False
         self.other: Counter[str] = Counter()
         self.notes: list[ImportNote] = []
+        self.broken: Malformed | None = None  # an unreadable item: the calls after it cannot be rebuilt
 
     def meta(self, payload: dict[str, Any], place: str) -> None:
         ident = payload.get("id")
@@ -74,22 +76,32 @@ class _Rollout:
                 self.reader.close()
                 self.calls.append(_Call(self.reader.drafts, self.ctx, place, stamp, self.model, self.session,
                                         len(self.ctx.warnings)))
+                self.calls[-1].broken = self.broken
                 self.in_turn = True
             self.calls[-1].items.append((place, item))
         else:
             self.in_turn = False
-        self.reader.add(item, place)
+        try:
+            self.reader.add(item, place)
+        except Malformed as exc:
+            self.reader.close()
+            if self.broken is None:
+                self.broken = exc
 
     def compacted(self, payload: dict[str, Any], place: str) -> None:
         self.in_turn = False
         history = payload.get("replacement_history")
         self.ctx.warn(place, "the conversation was compacted here: later turns start from the replacement history")
         self.reader = ItemReader(self.ctx)
+        self.broken = None
         if self.system is not None:
             self.reader.drafts.append(self.system)
         if isinstance(history, list):
             for i, item in enumerate(history):  # the replacement's own assistant items are not new calls
-                self.reader.add(item, f"{place}.replacement_history[{i}]")
+                try:
+                    self.reader.add(item, f"{place}.replacement_history[{i}]")
+                except Malformed as exc:
+                    self.broken = self.broken or exc
             self.reader.close()
         elif isinstance(payload.get("message"), str):
             self.reader.drafts.append(Draft("user", payload["message"], f"{place}.message"))
@@ -146,6 +158,8 @@ def import_codex(records: list[tuple[int | None, Any]]) -> Outcome:
 
 
 def _request(call: _Call, number: int) -> ImportedRequest:
+    if call.broken is not None:
+        raise call.broken
     if not any(d.role != "system" for d in call.drafts):
         raise Malformed(call.place, "this model turn has no conversation before it in the file")
     ctx = Context()
