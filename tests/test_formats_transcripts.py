@@ -70,6 +70,18 @@ def test_claude_code_real_session():
     assert len(calls) == 167 and results <= calls  # every tool_use of the file, each result paired
 
 
+def test_transcript_calls_share_their_messages_and_sections_match():
+    """A transcript's calls hold the same message objects (n turns hold ~n*n/2 input messages in all),
+    and their sections are those infer_sections gives."""
+    from core.formats.normalise import infer_sections
+    for name in ("claude_code_session.jsonl", "codex_rollout.jsonl"):
+        requests = import_file(FORMATS_DIR / name).requests
+        assert requests[0].messages[0] is requests[1].messages[0]
+        for request in requests:
+            assert request.sections == infer_sections(request.messages)
+            assert len(request.places) == len(request.messages)
+
+
 def test_claude_code_schema_fixture():
     imported = import_file(real("agent-transcripts/agent-sessions-stage0-claude-small.jsonl"))
     assert imported.format.name == "claude-code-transcript" and imported.requests

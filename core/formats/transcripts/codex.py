@@ -13,9 +13,9 @@ from collections import Counter
 from typing import Any
 
 from ..model import ImportedRequest, ImportNote, Recorded
-from ..normalise import Context, Draft, Malformed, Outcome, finish, output_messages, shown_names, updated
+from ..normalise import Context, Draft, Malformed, Outcome, output_messages, shown_names, updated
 from ..providers.responses import ItemReader, is_assistant_item, usage_figures
-from . import CODEX
+from . import CODEX, Shared
 
 RECONSTRUCTED = ("reconstructed from a Codex rollout: the input is the conversation before this turn; the tool "
                  "definitions Codex sent are not recorded, so the provider's input-token figure includes tokens "
@@ -149,31 +149,29 @@ def import_codex(records: list[tuple[int | None, Any]]) -> Outcome:
     if rollout.other:
         out.warnings.append(ImportNote("", "lines not read as conversation (UI events, settings, snapshots): "
                                            + shown_names([f"{n} {k}" for k, n in rollout.other.most_common()], 8)))
+    shared = Shared()
     for number, call in enumerate(rollout.calls, start=1):
         try:
-            out.requests.append(_request(call, number))
+            out.requests.append(_request(call, number, shared))
         except Malformed as exc:
             out.fail(exc, "model turn")
     return out
 
 
-def _request(call: _Call, number: int) -> ImportedRequest:
+def _request(call: _Call, number: int, shared: Shared) -> ImportedRequest:
     if call.broken is not None:
         raise call.broken
     if not any(d.role != "system" for d in call.drafts):
         raise Malformed(call.place, "this model turn has no conversation before it in the file")
-    ctx = Context()
-    ctx.warnings = list(call.warnings)
-    ctx.placeholders = dict(call.placeholders)
-    ctx.warn(call.place, RECONSTRUCTED)
+    warnings = call.warnings + [ImportNote(call.place, RECONSTRUCTED)]
     reader = ItemReader(Context())
     for place, item in call.items:
         try:
             reader.add(item, place)
         except Malformed as exc:
-            ctx.warn(exc.place, f"the recorded answer is not fully read: {exc.problem}")
+            warnings.append(ImportNote(exc.place, f"the recorded answer is not fully read: {exc.problem}"))
     label = f"turn {number} ({call.place.split('.')[0]})"
     recorded = Recorded(format=CODEX, model=call.model, provider="openai", name=label, source_place=call.place,
                         started_at=call.stamp, session_id=call.session, reconstructed=True)
     recorded = updated(recorded, **call.usage)
-    return finish(label, call.drafts, [], recorded, ctx, output=output_messages(reader.drafts))
+    return shared.request(label, call.drafts, recorded, warnings, call.placeholders, output_messages(reader.drafts))
