@@ -87,6 +87,8 @@ def test_claude_code_schema_fixture():
     assert imported.format.name == "claude-code-transcript" and imported.requests
     text = "\n".join(str(w) for w in imported.warnings)
     assert "model <synthetic>" in text and "attachment" in text and "sidechain" in text
+    assert "45 lines share a uuid with another line" in text  # its "[trimmed for fixture]" ids
+    assert "line 50: this assistant turn has no conversation before it" in text
     assert all(r.recorded.reconstructed for r in imported.requests)
 
 

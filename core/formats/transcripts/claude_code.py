@@ -33,6 +33,12 @@ def import_claude_code(records: list[tuple[int | None, Any]]) -> Outcome:
             raise Malformed(f"{line.place}.message", f"a {line.kind} line needs a message object")
         lines.append(line)
     by_uuid = {line.uuid: line for line in lines if line.uuid}
+    repeated = Counter(line.uuid for line in lines if line.uuid)
+    repeated = Counter({k: n for k, n in repeated.items() if n > 1})
+    if repeated:
+        out.warnings.append(ImportNote("", f"{sum(repeated.values())} lines share a uuid with another line ("
+                                           f"{shown_names(list(repeated), 3)}): a chain through one follows the "
+                                           "last line with that uuid"))
     other = Counter(line.kind for line in lines if line.message is None)
     if other:
         out.warnings.append(ImportNote("", "lines that are not messages were not read as conversation: " + ", ".join(
@@ -47,9 +53,10 @@ def import_claude_code(records: list[tuple[int | None, Any]]) -> Outcome:
             continue
         parent = by_uuid.get(line.parent) if line.parent else None
         if parent is not None and parent.kind == "assistant" and parent.message_id == line.message_id and turns \
-                and parent in turns[-1]:
+                and parent in turns[-1] and parent.synthetic() == line.synthetic():
             turns[-1].append(line)
-        elif turns and turns[-1][-1].message_id == line.message_id and line.parent == turns[-1][-1].uuid:
+        elif turns and turns[-1][-1].message_id == line.message_id and line.parent == turns[-1][-1].uuid \
+                and turns[-1][-1].synthetic() == line.synthetic():
             turns[-1].append(line)
         else:
             turns.append([line])
