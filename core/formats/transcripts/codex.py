@@ -15,17 +15,34 @@ from typing import Any
 from ..model import ImportedRequest, ImportNote, Recorded
 from ..normalise import Context, Draft, Malformed, Outcome, output_messages, shown_names, updated
 from ..providers.responses import ItemReader, is_assistant_item, usage_figures
-from . import CODEX, Shared
+from . import CODEX, Shared, kind_of, message_of
 
 RECONSTRUCTED = ("reconstructed from a Codex rollout: the input is the conversation before this turn; the tool "
                  "definitions Codex sent are not recorded, so the provider's input-token figure includes tokens "
                  "this request lacks")
 
 
+class _Built:
+    """The messages of the reader's drafts so far, built once (every later call shares them)."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+        self.places: list[str] = []
+        self.kinds: list[str] = []
+
+    def extend(self, drafts: list[Draft]) -> None:
+        new = [message_of(d) for d in drafts[len(self.messages):]]
+        self.messages += new
+        self.places += [d.place for d in drafts[len(self.places):]]
+        self.kinds += [kind_of(m) for m in new]
+
+
 class _Call:
     def __init__(self, drafts: list[Draft], ctx: Context, place: str, stamp: Any, model: str | None,
-                 session: str | None, notes: int):
+                 session: str | None, notes: int, built: _Built):
         self.drafts = list(drafts)
+        built.extend(drafts)
+        self.messages, self.places, self.kinds = list(built.messages), list(built.places), "".join(built.kinds)
         self.warnings = list(ctx.warnings[:notes])
         self.placeholders = dict(ctx.placeholders)
         self.place = place
@@ -49,6 +66,7 @@ class _Rollout:
         self.other: Counter[str] = Counter()
         self.notes: list[ImportNote] = []
         self.broken: Malformed | None = None  # an unreadable item: the calls after it cannot be rebuilt
+        self.built = _Built()
 
     def meta(self, payload: dict[str, Any], place: str) -> None:
         ident = payload.get("id")
@@ -63,6 +81,7 @@ class _Rollout:
         if isinstance(instructions, str) and self.system is None:
             self.system = Draft("system", instructions, f"{place}.instructions")
             self.reader.drafts.insert(0, self.system)
+            self.built = _Built()
 
     def item(self, item: Any, place: str, stamp: Any) -> None:
         if not isinstance(item, dict):
@@ -75,7 +94,7 @@ class _Rollout:
             if not self.in_turn:
                 self.reader.close()
                 self.calls.append(_Call(self.reader.drafts, self.ctx, place, stamp, self.model, self.session,
-                                        len(self.ctx.warnings)))
+                                        len(self.ctx.warnings), self.built))
                 self.calls[-1].broken = self.broken
                 self.in_turn = True
             self.calls[-1].items.append((place, item))
@@ -93,6 +112,7 @@ class _Rollout:
         history = payload.get("replacement_history")
         self.ctx.warn(place, "the conversation was compacted here: later turns start from the replacement history")
         self.reader = ItemReader(self.ctx)
+        self.built = _Built()
         self.broken = None
         if self.system is not None:
             self.reader.drafts.append(self.system)
@@ -174,4 +194,5 @@ def _request(call: _Call, number: int, shared: Shared) -> ImportedRequest:
     recorded = Recorded(format=CODEX, model=call.model, provider="openai", name=label, source_place=call.place,
                         started_at=call.stamp, session_id=call.session, reconstructed=True)
     recorded = updated(recorded, **call.usage)
-    return shared.request(label, call.drafts, recorded, warnings, call.placeholders, output_messages(reader.drafts))
+    return shared.request(label, call.drafts, recorded, warnings, call.placeholders, output_messages(reader.drafts),
+                          messages=call.messages, places=call.places, kinds=call.kinds)
