@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 import core
-from tests.support import FIXTURES
 
-FORMATS_DIR = FIXTURES / "formats"
+FORMATS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 REALWORLD2 = Path(__file__).resolve().parents[3] / "shared" / "realworld2"
 OURS = [FORMATS_DIR / n for n in ("responses_body.json", "gemini_body.json", "bedrock_body.json",
                                   "nock_bedrock.json", "cassette_providers.json", "otel_js_spans.json",
