@@ -24,6 +24,8 @@ from .errors import ContextBudgetError, ContextInspectorError, CounterError, Req
 from .replay import ReplayUnavailable
 from .loading import load_entries, load_request, load_result
 from .result import AssemblyResult
+from .inputs import tracking_reads
+from .outputs import printable, write_output
 
 EXIT_OK, EXIT_AUDIT, EXIT_BAD_INPUT, EXIT_REQUIRED_TOO_LARGE = 0, 1, 2, 3
 PROG = "context-assembler"
@@ -35,7 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = ()
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, like every other bad input
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -123,21 +125,12 @@ def _edited(request: Request, args: argparse.Namespace) -> Request:
         raise RequestError(exc.problems, source="command line") from None
 
 
-def _write(text: str, output: str | None, inputs: Sequence[str]) -> None:
+def _write(text: str, output: str | None, inputs: Sequence[str | None]) -> None:
+    """Write to ``output`` (stdout when absent), never over a file this run read (core.outputs)."""
     if output is None or output == "-":
         sys.stdout.write(text)
         return
-    target = Path(output)
-    for given in inputs:
-        if target.exists() and Path(given).exists() and os.path.samefile(target, given):
-            raise RequestError([("--output", "refusing to overwrite the input file")], source=output)
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise RequestError([("--output", f"cannot write: {exc.strerror or exc}")], source=output) from None
+    write_output(text, output, [*inputs, *(path for group in _RUN_INPUTS for path in group)])
 
 
 def _load_assemblable(path: str, windows: str | None = None):
@@ -238,7 +231,7 @@ def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
             result = assemble(request, counter, reference=args.reference_recount, stats=stats)
     except RequiredContextTooLarge as exc:
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-        print(f"{PROG}: {args.request}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: {args.request}: {exc}")
         return EXIT_REQUIRED_TOO_LARGE
     finally:
         if getattr(args, "timings", False):  # assembly alone: no start-up, no file loading, no writing
@@ -256,7 +249,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         try:  # the result's own counter, when it can be rebuilt here
             counter = make_counter(result.counter.name)
         except ContextInspectorError as exc:
-            print(f"{PROG}: note: not checking control tokens or the count ({exc})", file=sys.stderr)
+            _say(f"{PROG}: note: not checking control tokens or the count ({exc})")
     findings = audit(result, counter)
     for f in findings:
         if args.json:
@@ -302,7 +295,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             after = replay(recorded, edits=edits, counter=counter)
         except RequiredContextTooLarge as exc:
             sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-            print(f"{PROG}: {args.file}: under these edits, {exc}", file=sys.stderr)
+            _say(f"{PROG}: {args.file}: under these edits, {exc}")
             return EXIT_REQUIRED_TOO_LARGE
         changes = diff(before, after)
         sys.stdout.write(json.dumps(changes.to_json(), indent=2) + "\n" if args.json else changes.to_text() + "\n")
@@ -340,8 +333,29 @@ def _file_of(args: argparse.Namespace) -> str:
     return getattr(args, "request", None) or getattr(args, "result", None) or getattr(args, "file", None) or "input"
 
 
+_RUN_INPUTS: list[set[str]] = []  # while a command runs: the files it has read (core.inputs) and declared ones
+
+
+def _declared_inputs(args: argparse.Namespace) -> set[str]:
+    """Inputs a run reads other than through core.inputs: a tokenizer directory, a summary store."""
+    declared = {getattr(args, "store", None) or ""}
+    spec = getattr(args, "counter", None) or ""
+    if spec.startswith("hf:"):
+        declared.add(spec[3:])
+    return {path for path in declared if path}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with tracking_reads() as seen:
+        _RUN_INPUTS[:] = [seen, _declared_inputs(args)]
+        try:
+            return _main(args)
+        finally:
+            _RUN_INPUTS.clear()
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "_run", None) is not None:
             return args._run(args)
@@ -356,17 +370,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_audit(args)
     except ContextBudgetError as exc:  # a plan that cannot fit without breaking a rule: like exit 3
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-        print(f"{PROG}: {_file_of(args)}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: {_file_of(args)}: {exc}")
         return EXIT_REQUIRED_TOO_LARGE
     except (CounterError, ReplayUnavailable) as exc:  # raised while working on a named file: name it
-        print(f"{PROG}: error: {_file_of(args)}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: error: {_file_of(args)}: {exc}")
         return EXIT_BAD_INPUT
     except ContextInspectorError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        _say(f"{PROG}: error: {exc}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        _say(f"{PROG}: interrupted")
         return 130
+    except BaseException as exc:  # a tokenizer's Rust panic is a BaseException (pyo3's PanicException)
+        if type(exc).__name__ != "PanicException":
+            raise
+        _say(f"{PROG}: error: {_file_of(args)}: the tokenizer failed on this input: {str(exc)[:200]}")
+        return EXIT_BAD_INPUT
+
+
+def _say(line: str) -> None:
+    """One line on stderr, control characters escaped (the input's text must not act on the terminal)."""
+    print(printable(line), file=sys.stderr)
 
 
 if __name__ == "__main__":
