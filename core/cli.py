@@ -117,8 +117,8 @@ def _edited(request: Request, args: argparse.Namespace) -> Request:
         value = getattr(args, key)
         if value is not None:
             data[key] = value
-    if args.fill_order:
-        data["fill_order"] = [part.strip() for part in args.fill_order.split(",") if part.strip()]
+    if args.fill_order is not None:
+        data["fill_order"] = _fill_order(args.fill_order)
     try:
         return parse_request(data)
     except RequestError as exc:
@@ -147,8 +147,16 @@ def _load_assemblable(path: str, windows: str | None = None):
     return load_request(path)
 
 
+def _fill_order(text: str) -> list[str]:
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise RequestError([("--fill-order", f"names the sections to fill, e.g. evidence,history (got {text!r})")],
+                           source="command line")
+    return parts
+
+
 def _edited_plan(request, args: argparse.Namespace):
-    if args.margin is not None or args.fill_order:
+    if args.margin is not None or args.fill_order is not None:
         raise RequestError([("--margin/--fill-order", "a plan request sets these in its plan")], source=args.request)
     plan = request.plan.model_dump()
     if args.context_limit is not None:
@@ -280,8 +288,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .replay import Edits, diff, replay, what_if
 
     edits = Edits(context_limit=args.context_limit, max_new_tokens=args.max_new_tokens, margin=args.margin,
-                  fill_order=tuple(p.strip() for p in args.fill_order.split(",") if p.strip())
-                  if args.fill_order else None)
+                  fill_order=tuple(_fill_order(args.fill_order)) if args.fill_order is not None else None)
     _check_edits(edits)
     counter = make_counter(args.counter)
     entries = load_entries(args.file)
@@ -290,7 +297,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise RequestError([("", "no request or result to replay")], source=args.file)
     if len(recordings) == 1:
         recorded = recordings[0]
-        before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
+        try:
+            before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
+        except RequiredContextTooLarge as exc:
+            if edits.is_empty():
+                raise
+            return _replay_unrecorded(args, recorded, edits, counter, exc)
         try:
             after = replay(recorded, edits=edits, counter=counter)
         except RequiredContextTooLarge as exc:
@@ -305,6 +317,29 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if bar is not None:
         sys.stderr.write("\n")
     sys.stdout.write(json.dumps(summary.to_json(), indent=2) + "\n" if args.json else summary.to_text() + "\n")
+    return EXIT_OK
+
+
+def _replay_unrecorded(args, recorded, edits, counter, refused: RequiredContextTooLarge) -> int:
+    """A request that does not fit its own limits has no 'before': show the edited assembly alone."""
+    from .replay import replay
+
+    try:
+        after = replay(recorded, edits=edits, counter=counter)
+    except RequiredContextTooLarge as exc:
+        sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
+        _say(f"{PROG}: {args.file}: under these edits, {exc}")
+        return EXIT_REQUIRED_TOO_LARGE
+    items = [{"section": e.section, "id": e.id, "decision": e.decision, "tokens": e.tokens} for e in after.trace]
+    budget = {key: getattr(after, key) for key in ("input_tokens", "input_budget", "remaining_tokens",
+                                                  "context_limit", "max_new_tokens", "margin")}
+    if args.json:
+        sys.stdout.write(json.dumps({"recorded": refused.record(), "after": budget, "items": items}, indent=2) + "\n")
+    else:
+        lines = [f"as recorded, {refused}", "under these edits it fits: " +
+                 ", ".join(f"{key} {value}" for key, value in budget.items())]
+        lines += [f"  {i['section']:16} {i['id']:28} {i['decision']:10} {i['tokens']}" for i in items]
+        sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
 
 
@@ -374,6 +409,9 @@ def _main(args: argparse.Namespace) -> int:
         return EXIT_REQUIRED_TOO_LARGE
     except (CounterError, ReplayUnavailable) as exc:  # raised while working on a named file: name it
         _say(f"{PROG}: error: {_file_of(args)}: {exc}")
+        return EXIT_BAD_INPUT
+    except RequestError as exc:  # every exit-2 line names the file it is about
+        _say(f"{PROG}: error: {exc if exc.source else exc.with_source(_file_of(args))}")
         return EXIT_BAD_INPUT
     except ContextInspectorError as exc:
         _say(f"{PROG}: error: {exc}")

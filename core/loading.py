@@ -70,12 +70,38 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int | None, Any]]:
             if line.strip():
                 yield number, _decode(line, str(path), line_offset=number - 1)
         return
-    value = _decode(text, str(path))
+    try:
+        value = _decode(text, str(path))
+    except InputFileError:
+        broken = _broken_jsonl_line(text)
+        if broken is None:
+            raise
+        number, line = broken  # JSON Lines whose first line is broken: name that line, not where the parse gave up
+        _decode(line, str(path), line_offset=number - 1)
+        raise
     if isinstance(value, list):
         for item in value:
             yield None, item
     else:
         yield None, value
+
+
+def _broken_jsonl_line(text: str) -> tuple[int, str] | None:
+    """For a text that is not one JSON document: when its other lines are whole JSON objects (so it is
+    JSON Lines with a broken line), the first broken line and its number; otherwise ``None``."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(lines) < 2:
+        return None
+    whole = 0
+    first_bad = None
+    for number, line in lines[:50]:
+        try:
+            value = json.loads(line)
+        except (json.JSONDecodeError, ValueError, RecursionError):
+            first_bad = first_bad or (number, line)
+            continue
+        whole += isinstance(value, dict)
+    return first_bad if first_bad is not None and whole else None
 
 
 def looks_like_jsonl(text: str) -> bool:
