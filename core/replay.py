@@ -64,6 +64,9 @@ def edited_request(source, edits: Edits):
     from .plans import PlanRequest, parse_plan_request
 
     if isinstance(source, PlanRequest):
+        if edits.margin is not None:
+            raise RequestError([("edits.margin", "a plan has no margin: its budget_tokens and reserve_output_tokens "
+                                                 "(--context-limit, --max-new-tokens) set the allowance")])
         data = source.model_dump(mode="json")
         plan = data["plan"]
         if edits.context_limit is not None:

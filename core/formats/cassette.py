@@ -7,13 +7,12 @@ response is server-sent-event text. A ``traceparent`` header gives the trace and
 """
 from __future__ import annotations
 
-import gzip
 import json
 import re
-import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..inputs import inflate
 from . import anthropic, openai
 from .model import ImportNote
 from .normalise import Malformed, Outcome, as_int, shown_names, updated
@@ -36,16 +35,13 @@ def body_text(body: Any, place: str, headers: Any = None) -> Any:
     if isinstance(body, (dict, list)):
         return body
     if isinstance(body, bytes):
-        if body[:2] == b"\x1f\x8b":
+        kind = "gzip" if body[:2] == b"\x1f\x8b" else "deflate" if "deflate" in _header(headers, "content-encoding") \
+            else None
+        if kind is not None:  # bounded: a bomb is refused while it inflates (core.inputs)
             try:
-                body = gzip.decompress(body)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise Malformed(place, f"gzip-compressed body cannot be decompressed: {exc}") from None
-        elif "deflate" in _header(headers, "content-encoding"):
-            try:
-                body = zlib.decompress(body)
-            except zlib.error as exc:
-                raise Malformed(place, f"deflate-compressed body cannot be decompressed: {exc}") from None
+                body = inflate(body, kind=kind)
+            except ValueError as exc:
+                raise Malformed(place, f"body: {exc}") from None
         try:
             return body.decode("utf-8")
         except UnicodeDecodeError as exc:
