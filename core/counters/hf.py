@@ -7,13 +7,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CounterError, ManifestMismatch, TemplateRefused
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
 
 MANIFEST_NAME = "tokenizer-manifest.json"
+
+
+def format_template_kwargs(kwargs: Mapping[str, Any]) -> str:
+    """``{"enable_thinking": True}`` -> ``enable_thinking=true`` (the spelling ``--chat-template-kwargs`` reads)."""
+    return ",".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in sorted(kwargs.items()))
 
 
 def _quiet_transformers():
@@ -82,8 +87,12 @@ def write_manifest(directory: str | Path, *, model: str, revision: str | None = 
 class HFCounter(TokenCounter):
     """A local Hugging Face tokenizer directory and its chat template, through ``transformers``."""
 
-    def __init__(self, directory: str | Path, *, verify: bool = True) -> None:
+    def __init__(self, directory: str | Path, *, verify: bool = True,
+                 chat_template_kwargs: Mapping[str, Any] | None = None) -> None:
+        """``chat_template_kwargs`` go to the template as a server passes them (``enable_thinking``...); none
+        given, the template renders with its own defaults, as a server does by default."""
         super().__init__()
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         directory = Path(directory).expanduser()
         if not directory.is_dir():
             raise CounterError(f"hf:{directory}: not a directory")
@@ -117,10 +126,12 @@ class HFCounter(TokenCounter):
         files = (dict(manifest["files"]) if manifest is not None else
                  _tokenizer_files(directory))
         self._identity = CounterIdentity(
-            name=f"hf:{directory}", kind="transformers",
+            name=f"hf:{directory}" + (f"?{format_template_kwargs(self.chat_template_kwargs)}"
+                                      if self.chat_template_kwargs else ""), kind="transformers",
             model=(manifest or {}).get("model") or directory.name,
             revision=(manifest or {}).get("revision"), template_sha256=template_sha, files=files,
-            notes=None if manifest is not None else "no manifest: files are hashed but not pinned")
+            notes=None if manifest is not None else "no manifest: files are hashed but not pinned",
+            chat_template_kwargs=self.chat_template_kwargs or None)
         specials = set(tokenizer.all_special_tokens)
         for token in getattr(tokenizer, "added_tokens_decoder", {}).values():
             if getattr(token, "special", False):
@@ -160,7 +171,7 @@ class HFCounter(TokenCounter):
         try:
             return self._tokenizer.apply_chat_template(
                 self.conversation(messages), tools=self.tool_schemas(tools), add_generation_prompt=True,
-                tokenize=tokenize, return_dict=False, enable_thinking=False)
+                tokenize=tokenize, return_dict=False, **self.chat_template_kwargs)
         except Exception as exc:  # the template's own raise_exception(), or a structure it cannot render
             message = str(exc) or type(exc).__name__
             raise TemplateRefused(self.name, message) from None
