@@ -32,12 +32,33 @@ PROG = "context-assembler"
 # Commands that live in a module of their own under core/commands/: each module has
 # ``add_parser(sub) -> argparse.ArgumentParser`` (it adds its sub-parser and returns it) and
 # ``run(args) -> int`` (an exit code; it may raise the core's errors, handled here like any command's).
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("tokenizers",)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, like every other bad input
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
+
+
+COUNTER_HELP = "mistral:<tokenizer>, openai:<model>, harmony:<model>, estimate:<model>, hf:<directory> or auto"
+
+
+def counter_options(p: argparse.ArgumentParser, default: str | None = None, help_text: str | None = None) -> None:
+    p.add_argument("--counter", default=default, metavar="SPEC",
+                   help=help_text or f"{COUNTER_HELP} (default {default or DEFAULT_COUNTER})")
+    p.add_argument("--chat-template-kwargs", metavar="K=V,...",
+                   help="for hf: counters, passed to the chat template (e.g. enable_thinking=true); recorded in the "
+                        "counter's identity. Default: none, the template's own defaults, as a server renders")
+
+
+def build_counter(args: argparse.Namespace, *, auto: bool = False):
+    """The counter the options name; with ``auto=True``, ``--counter auto`` gives a per-model ``AutoCounter``."""
+    from .counters import AutoCounter, parse_template_kwargs
+
+    kwargs = parse_template_kwargs(getattr(args, "chat_template_kwargs", None))
+    if auto and args.counter == "auto":
+        return AutoCounter(chat_template_kwargs=kwargs)
+    return make_counter(args.counter, chat_template_kwargs=kwargs) if kwargs else make_counter(args.counter)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,8 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def limit_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--counter", default=None, metavar="SPEC",
-                       help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
+        counter_options(p)
         p.add_argument("--context-limit", type=int, metavar="N")
         p.add_argument("--max-new-tokens", type=int, metavar="N")
         p.add_argument("--margin", type=int, metavar="N")
@@ -79,17 +99,17 @@ def _parser() -> argparse.ArgumentParser:
     budget_options(sub.add_parser("baseline", help="naive truncation of REQUEST.json, same result shape"))
     p_audit = sub.add_parser("audit", help="print structural findings of RESULT.json; exit 1 on any error")
     p_audit.add_argument("result", metavar="RESULT.json")
-    p_audit.add_argument("--counter", default=None, metavar="SPEC",
-                         help="check control tokens and recount with this counter "
-                              "(default: the result's own counter, when it can be built here)")
+    counter_options(p_audit, help_text="check control tokens and recount with this counter "
+                                       "(default: the result's own counter, when it can be built here)")
     p_audit.add_argument("--json", action="store_true", help="print findings as JSON lines")
     p_count = sub.add_parser("count", help="count each request of a provider body or trace export (format "
                                            "detected by content): per-message tokens, total, findings, drift")
     p_count.add_argument("file", metavar="FILE")
-    p_count.add_argument("--counter", default=None, metavar="SPEC",
-                         help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
+    counter_options(p_count, "auto", f"{COUNTER_HELP} (default auto: the counter each request's model calls for, "
+                                     "from the model registry)")
     p_count.add_argument("--context-limit", type=int, metavar="N",
-                         help="the model's context window (default: each request's own size, rounded up)")
+                         help="the model's context window (default: the model registry's window for each "
+                              "request's model, else the request's own size, rounded up)")
     p_count.add_argument("--json", action="store_true", help="print one JSON document")
     p_replay = sub.add_parser("replay", help="assemble a recorded result (or request) again under edited limits "
                                              "and print what changes; a JSONL gives aggregate what-if figures")
@@ -191,7 +211,7 @@ def _cmd_plan(args: argparse.Namespace, request) -> int:
     from .plans import SummaryStore, assemble_plan_request
 
     request = _edited_plan(request, args)
-    counter = make_counter(args.counter)
+    counter = build_counter(args)
     summariser = _summariser(args)
     store = SummaryStore(args.store) if getattr(args, "store", None) else None
     stats: dict = {}
@@ -226,7 +246,7 @@ def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
                                source=args.request)
         return _cmd_plan(args, loaded)
     request = _edited(loaded, args)
-    counter = make_counter(args.counter)
+    counter = build_counter(args)
     stats: dict = {}
     started = time.perf_counter()
     try:
@@ -252,7 +272,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     result = load_result(args.result)
     counter = None
     if args.counter:
-        counter = make_counter(args.counter)
+        counter = build_counter(args)
     elif result.counter is not None:
         try:  # the result's own counter, when it can be rebuilt here
             counter = make_counter(result.counter.name)
@@ -278,7 +298,7 @@ def _cmd_count(args: argparse.Namespace) -> int:
         raise RequestError([("--context-limit", f"must be a positive number of tokens, not {args.context_limit}")],
                            source="command line")
     imported = import_file(args.file)
-    report = count_file(imported, make_counter(args.counter), context_limit=args.context_limit)
+    report = count_file(imported, build_counter(args, auto=True), context_limit=args.context_limit)
     sys.stdout.write(report_json(report) if args.json else report_text(report))
     return EXIT_OK
 
@@ -290,7 +310,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     edits = Edits(context_limit=args.context_limit, max_new_tokens=args.max_new_tokens, margin=args.margin,
                   fill_order=tuple(_fill_order(args.fill_order)) if args.fill_order is not None else None)
     _check_edits(edits)
-    counter = make_counter(args.counter)
+    counter = build_counter(args)
     entries = load_entries(args.file)
     recordings = [e.result or e.request or e.extra.get("plan_request") for e in entries if e.kind != "rejected"]
     if not recordings:
