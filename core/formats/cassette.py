@@ -130,7 +130,6 @@ def _interaction(interaction: dict[str, Any], place: str, index: int) -> Outcome
     request = interaction["request"]
     response = interaction.get("response") if isinstance(interaction.get("response"), dict) else {}
     uri = str(request.get("uri") or "")
-    method = str(request.get("method") or "").upper()
     parts = urlsplit(uri)
     label = _label(request, index)
     where = f"{place}.request.body"
