@@ -60,3 +60,9 @@ __all__ += [
     "expand", "finish_rag_result", "is_rag_request", "load_rag_request", "make_request", "rag_request_from",
     "validate_index", "validate_windows",
 ]
+
+# What an import read, call by call (``context-assembler show``), and the calls it could not read.
+from .formats.model import FailedCall  # noqa: E402
+from .formats.show import show_json, show_text  # noqa: E402
+
+__all__ += ["FailedCall", "show_json", "show_text"]

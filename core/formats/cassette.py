@@ -109,7 +109,7 @@ def import_cassette(data: dict[str, Any]) -> Outcome:
         try:
             found = _interaction(interaction, place, i)
         except Malformed as exc:
-            out.fail(exc, "interaction")
+            out.fail(exc, "interaction", _label(interaction["request"], i))
             continue
         if found is None:
             request = interaction["request"]
@@ -126,9 +126,8 @@ def _interaction(interaction: dict[str, Any], place: str, index: int) -> Outcome
     request = interaction["request"]
     response = interaction.get("response") if isinstance(interaction.get("response"), dict) else {}
     uri = str(request.get("uri") or "")
-    method = str(request.get("method") or "").upper()
     parts = urlsplit(uri)
-    label = f"interaction {index + 1}: {method} {parts.netloc}{parts.path}".rstrip()
+    label = _label(request, index)
     where = f"{place}.request.body"
     body = _decoded(body_text(request.get("body"), where, request.get("headers")))
     if is_otlp(body):  # a recorded OTLP export
@@ -158,6 +157,11 @@ def _interaction(interaction: dict[str, Any], place: str, index: int) -> Outcome
 
 
 CHAT_PATHS = ("/chat/completions", "/v1/messages")
+
+
+def _label(request: dict[str, Any], index: int) -> str:
+    parts = urlsplit(str(request.get("uri") or ""))
+    return f"interaction {index + 1}: {str(request.get('method') or '').upper()} {parts.netloc}{parts.path}".rstrip()
 
 
 def _body_kind(path: str, body: Any) -> str | None:

@@ -81,9 +81,9 @@ def sniff(parsed: Parsed) -> FormatInfo:
     if spans is not None:
         return FormatInfo("phoenix-spans", f"{FORMATS['phoenix-spans']} ({len(spans)} spans)")
     candidates = single if isinstance(single, list) else values
-    bodies = [chat_body(v) for v in candidates]
-    if bodies and all(b is not None for b in bodies):
-        found = [b for b in bodies if b is not None]
+    bodies = [chat_body(v) for v in candidates] if isinstance(candidates, list) else []
+    found = [b for b in bodies if b is not None]
+    if found and len(found) * 2 >= len(bodies):  # a few broken lines are reported one by one, not as the file
         kind = "anthropic-messages" if all(anthropic.has_markers(b) for b, _ in found) else "openai-chat"
         return FormatInfo(kind, _body_detail(found, kind))
     if is_genai_attributes(single):

@@ -76,15 +76,38 @@ class ImportedRequest:
     warnings: list[ImportNote] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class FailedCall:
+    """A model call of the file that could not be read: its label, where it is, and why.
+    ``position`` is its index among all the file's calls (read and failed) in file order."""
+
+    label: str
+    place: str
+    reason: str
+    position: int
+
+    def __str__(self) -> str:
+        return f"{self.label}: not read: {self.place + ': ' if self.place else ''}{self.reason}"
+
+
 @dataclass
 class ImportedFile:
-    """A whole file: its format, its requests in file order, and every warning (the file's own and
-    each request's, so this list alone says everything that was not mapped)."""
+    """A whole file: its format, its requests in file order, the model calls that could not be read
+    (``failed``), and every warning (the file's own and each request's, so this list alone says
+    everything that was not mapped)."""
 
     path: str
     format: FormatInfo
     requests: list[ImportedRequest]
     warnings: list[ImportNote] = field(default_factory=list)
+    failed: list[FailedCall] = field(default_factory=list)
+
+    def calls(self) -> list[ImportedRequest | FailedCall]:
+        """Every model call in file order: the requests read and the calls that failed."""
+        out: list[ImportedRequest | FailedCall] = list(self.requests)
+        for failure in sorted(self.failed, key=lambda f: f.position):
+            out.insert(min(failure.position, len(out)), failure)
+        return out
 
 
 class FormatError(InputFileError):
