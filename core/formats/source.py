@@ -21,11 +21,18 @@ from .model import FormatError, ImportNote
 
 # Key names that give a format away even in a file cut off half-way.
 _PREFIX_HINTS: tuple[tuple[str, str], ...] = (
+    (r'"parentUuid"|"isSidechain"', "claude-code-transcript"),
+    (r'"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg|compacted)"', "codex-rollout"),
     (r'"resource(Spans|Logs)"|"resource_(spans|logs)"', "otlp-json"),
     (r'^\s*(interactions|http_interactions)\s*:|"(http_)?interactions"', "vcr-cassette"),
     (r'"observations"', "langfuse-trace"),
     (r'"evalId"', "promptfoo-export"),
     (r'"span_kind"|"context"\s*:\s*\{\s*"trace_id"', "phoenix-spans"),
+    (r'^\s*\[\s*\{\s*"scope"\s*:', "nock-recording"),
+    (r'"ai\.prompt\.messages"|"instrumentationScope"', "otel-js-spans"),
+    (r'"toolUse"|"toolResult"|"toolConfig"|"inferenceConfig"|"reasoningContent"', "bedrock-converse"),
+    (r'"contents"\s*:\s*\[|"systemInstruction"|"functionDeclarations"', "gemini-generate"),
+    (r'"previous_response_id"|"function_call_output"|"input"\s*:\s*\[', "openai-responses"),
     (r'"input_schema"|"tool_use"|"tool_result"|"system"\s*:\s*\[', "anthropic-messages"),
     (r'"messages"', "openai-chat"),
     (r'"gen_ai\.|"llm\.input_messages', "genai-attributes"),
