@@ -12,7 +12,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+# Qt's X11 plugin needs system libraries the PySide6 wheel does not carry: installed here as root
+# (apt-get), else one apt-get line is printed and make stops (packaging/qt_system_libs.py).
 demo: $(STAMP)
+	$(BIN)/python packaging/qt_system_libs.py --install
 	$(BIN)/context-inspector --demo
 
 test: $(STAMP)

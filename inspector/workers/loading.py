@@ -124,7 +124,7 @@ class LoadThread(QThread):
         gen = self.job.generation
         name = Path(path).name
         pending: list[Row] = []
-        bad_entries = 0
+        bad_entries = uncounted = 0
         total = 0
         last_flush = time.monotonic()
         self.progress.emit(gen, 0, 0, name)
@@ -154,8 +154,13 @@ class LoadThread(QThread):
                     pending.append(invalid_row(path, index, line, str(exc), value))
                 else:
                     with self._cache.lock:
-                        pending.extend(rows_from_entry(entry, path, counter, counter_error,
-                                                       with_baseline=self.job.demo))
+                        rows = rows_from_entry(entry, path, counter, counter_error, with_baseline=self.job.demo)
+                    for row in rows:
+                        if row.kind == "uncounted":  # read, but the counter refused it: said, not "unreadable"
+                            uncounted += 1
+                            if uncounted <= MAX_ENTRY_MESSAGES:
+                                self.problem.emit(gen, "error", row.error or f"{row.where}: not counted")
+                    pending.extend(rows)
                 if self.job.demo:
                     for row in pending:
                         row.demo = True
@@ -168,6 +173,7 @@ class LoadThread(QThread):
             log.exception("loading %s", path)
             self.problem.emit(gen, "error", f"{path}: cannot be read ({type(exc).__name__}: {exc})")
         flush()
+        self._more_uncounted(uncounted, name, counter)
         if bad_entries > MAX_ENTRY_MESSAGES:
             self.problem.emit(gen, "error", f"{path}: {bad_entries - MAX_ENTRY_MESSAGES} more entries could not be "
                                             "read; they are listed as unreadable rows")
@@ -268,6 +274,13 @@ class LoadThread(QThread):
                                             "read; they are listed as unreadable rows")
         self._read_rows(pending, counter, counter_error, name)
 
+    def _more_uncounted(self, uncounted: int, name: str, counter: core.TokenCounter | None) -> None:
+        if uncounted > MAX_ENTRY_MESSAGES:
+            self.problem.emit(self.job.generation, "error",
+                              f"{uncounted - MAX_ENTRY_MESSAGES} more entries of {name} could not be counted with "
+                              f"{counter.name if counter is not None else 'the counter'}; they are listed as "
+                              "not counted")
+
     def _next_row(self, queue: deque[Row]) -> Row | None:
         with self._priority_lock:
             while self._priority:
@@ -286,7 +299,7 @@ class LoadThread(QThread):
         queue = deque(rows)
         total = len(rows)
         done: list[tuple[Row, Row]] = []
-        count = bad = 0
+        count = bad = uncounted = 0
         last_flush = time.monotonic()
         self.progress.emit(gen, 0, total, f"Reading {name}: %v of %m")
         while not self._cancel.is_set():
@@ -307,6 +320,10 @@ class LoadThread(QThread):
                 bad += 1
                 if bad <= MAX_ENTRY_MESSAGES:
                     self.problem.emit(gen, "error", full.error or f"{row.where}: cannot be read")
+            elif full.kind == "uncounted":
+                uncounted += 1
+                if uncounted <= MAX_ENTRY_MESSAGES:
+                    self.problem.emit(gen, "error", full.error or f"{row.where}: not counted")
             done.append((row, full))
             count += 1
             if urgent or len(done) >= BATCH_ROWS or time.monotonic() - last_flush >= BATCH_SECONDS:
@@ -320,6 +337,7 @@ class LoadThread(QThread):
         if bad > MAX_ENTRY_MESSAGES:
             self.problem.emit(gen, "error", f"{bad - MAX_ENTRY_MESSAGES} more entries of {name} could not be read; "
                                             "they are listed as unreadable rows")
+        self._more_uncounted(uncounted, name, counter)
         self.unread += sum(1 for r in queue if r.pending)
         self.progress.emit(gen, count, max(total, 1), f"Reading {name}: %v of %m")
 
