@@ -9,7 +9,7 @@ from PySide6.QtGui import QKeySequence
 
 import core
 from core.replay import Edits, diff, limit_range, replay, sweep
-from inspector.budgetbar import RECORDED_LANE
+from inspector.barplot import RECORDED_LANE
 from inspector.models import CHANGE_ROLE, DECISION_ROLE, ITEM_ID_ROLE, SECTION_ROLE, SectionTreeModel
 from .treehelpers import tree_items
 
@@ -379,7 +379,7 @@ def test_bars_reuse_their_plot_items_and_name_each_lane(replaying, qtbot, fixtur
     replayed = bar.section_segment("evidence")
     assert bar.hover_text(recorded).startswith(f"Recorded — Evidence: {recorded.tokens} tokens sent")
     assert bar.hover_text(replayed).startswith(f"Replayed — Evidence: {replayed.tokens} tokens sent")
-    assert "limit 1000" in bar._mark_labels[1].toPlainText() and "limit 1050" in bar._mark_labels[0].toPlainText()
+    assert "limit 1,000" in bar._mark_labels[1].toPlainText() and "limit 1,050" in bar._mark_labels[0].toPlainText()
     # clicking the recording's segment selects its section, as the single bar does
     point = bar.view_to_widget(recorded.x0 + recorded.width / 2, sum(RECORDED_LANE) / 2)
     qtbot.mouseClick(bar.plot.viewport(), Qt.MouseButton.LeftButton, pos=point)
