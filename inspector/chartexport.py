@@ -1,5 +1,6 @@
-"""Saving a chart (the budget bar, the what-if chart) as PNG or SVG for slides, with pyqtgraph's
-exporters. The file dialog opens in the folder the person saved a chart to before (never an input's
+"""Saving a chart (the budget bar, the what-if chart) as PNG or SVG for slides. PNG through pyqtgraph's
+ImageExporter; SVG through Qt's own QSvgGenerator rendering the plot's part of the scene, because
+pyqtgraph's SVGExporter fails on the closed paths Qt 6 writes (pyqtgraph issue #3495). The file dialog opens in the folder the person saved a chart to before (never an input's
 folder), and a file that exists is replaced only after a yes.
 """
 from __future__ import annotations
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401 - registers the exporters
-from PySide6.QtCore import QDir, QSettings, QStandardPaths
+from PySide6.QtCore import QDir, QRectF, QSettings, QStandardPaths
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 FORMATS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)"}
@@ -28,7 +31,7 @@ def export_chart(item: pg.PlotItem, path: str | Path, fmt: str) -> Path:
         exporter = pg.exporters.ImageExporter(item)
         exporter.parameters()["width"] = PNG_WIDTH
     elif fmt == "svg":
-        exporter = pg.exporters.SVGExporter(item)
+        return _export_svg(item, path)
     else:
         raise ValueError(f"unknown chart format {fmt!r}; one of {', '.join(FORMATS)}")
     try:
@@ -36,6 +39,28 @@ def export_chart(item: pg.PlotItem, path: str | Path, fmt: str) -> Path:
     except OSError as exc:
         raise ChartExportError(f"cannot write {path}: {exc.strerror or exc}") from exc
     if result is False or not path.exists():
+        raise ChartExportError(f"cannot write {path}")
+    return path
+
+
+def _export_svg(item: pg.PlotItem, path: Path) -> Path:
+    source = item.sceneBoundingRect()
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(source.size().toSize())
+    generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
+    generator.setTitle("Context Inspector chart")
+    views = item.scene().views()
+    if views:  # the axes replay pictures recorded at the screen's resolution: write at the same one
+        generator.setResolution(views[0].logicalDpiX())
+    painter = QPainter()
+    if not painter.begin(generator):
+        raise ChartExportError(f"cannot write {path}")
+    if views:  # the plot's background is the view's, not the scene's: paint it first
+        painter.fillRect(QRectF(0, 0, source.width(), source.height()), views[0].backgroundBrush())
+    item.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    painter.end()
+    if not path.exists() or path.stat().st_size == 0:
         raise ChartExportError(f"cannot write {path}")
     return path
 
