@@ -13,10 +13,10 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
 import core
-from inspector import chartexport
-from inspector.barlegend import legend_entries
-from inspector.barplot import DROP_LANE, MAIN_LANE, label_for
-from inspector.settings import open_settings
+from inspector.files import charts as chartexport
+from inspector.files.settings import open_settings
+from inspector.panes.budget.legend import legend_entries
+from inspector.panes.budget.plot import DROP_LANE, label_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support import base_request, turn  # noqa: E402

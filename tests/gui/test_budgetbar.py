@@ -7,8 +7,8 @@ from PySide6.QtGui import QColor, QPalette
 
 import core
 from inspector import theme
-from inspector.barplot import section_code
-from inspector.budgetbar import BudgetBar
+from inspector.panes.budget.plot import section_code
+from inspector.panes.budgetbar import BudgetBar
 from inspector.models import ITEM_ID_ROLE, SECTION_ROLE
 
 

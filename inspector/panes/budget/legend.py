@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QLayout, QLayoutItem, QSizePolicy, QWidget, QWidge
 
 import core
 
-from . import theme
-from .barplot import section_code
+from ... import theme
+from .plot import section_code
 
 Entry = tuple[str, QBrush, "QBrush | None"]
 

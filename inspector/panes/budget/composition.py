@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 import core
 
-from . import theme
-from .barplot import section_code
+from ... import theme
+from .plot import section_code
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Section", "Tokens", "% of input", "% of window", "% of allowance", "Not sent", "Share", "Allowance",

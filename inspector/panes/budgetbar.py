@@ -9,7 +9,7 @@ dropped, the allowance brought in when near), *Whole window* (0 to the context l
 (wheel) and pans (drag), within a few tokens and everything; marks past the right edge are named
 there. For an imported provider request the lower lane shows the provider's own input-token count.
 While a replay is shown the recording gets a lane of its own above. Plot items are created once and
-updated. Export: PNG or SVG of the bar (``chartexport``).
+updated. Export: PNG or SVG of the bar (``files/charts.py``).
 """
 from __future__ import annotations
 
@@ -21,15 +21,16 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMenu, QSizePolicy, QStacked
 
 import core
 
-from . import barcaption, theme
-from .barlegend import Legend, legend_entries
-from .barmarks import BarMarks
-from .barplot import COMPARISON_Y_RANGE, DROP_LANE, MAIN_LANE, RECORDED_LANE, Y_RANGE, SegmentsItem, TokenAxis, \
+from .. import theme
+from ..document import Row
+from ..files.charts import ChartExportError, ask_chart_path, export_chart
+from ..files.settings import open_settings
+from .budget import caption as barcaption
+from .budget.composition import CompositionView
+from .budget.legend import Legend, legend_entries
+from .budget.marks import BarMarks
+from .budget.plot import COMPARISON_Y_RANGE, DROP_LANE, MAIN_LANE, RECORDED_LANE, Y_RANGE, SegmentsItem, TokenAxis, \
     contains, drawn_segments
-from .chartexport import ChartExportError, ask_chart_path, export_chart
-from .compositionview import CompositionView
-from .document import Row
-from .settings import open_settings
 
 Segment = core.Segment
 HEIGHT, COMPARISON_HEIGHT = 140, 200

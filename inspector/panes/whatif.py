@@ -4,7 +4,7 @@ Sections are stacked areas in their colours (each curve is the running total up 
 filled down to zero, drawn behind the smaller totals); dots are the total input tokens of each point
 and can be clicked to try that limit; a red cross at zero marks a limit where the required content
 does not fit. A dashed line marks the recorded limit, a solid one the current edit. Plot items are
-created once per section name and updated with ``setData``. Export: PNG or SVG (``chartexport``).
+created once per section name and updated with ``setData``. Export: PNG or SVG (``files/charts.py``).
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButt
 
 from core.replay import SweepPoint
 
-from . import theme
-from .chartexport import ChartExportError, ask_chart_path, export_chart
-from .settings import open_settings
+from .. import theme
+from ..files.charts import ChartExportError, ask_chart_path, export_chart
+from ..files.settings import open_settings
 
 FAIL_COLOUR = "#C62828"
 

@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QGraphicsRectItem
 
 import core
 
-from . import theme
-from .barplot import DROP_LANE, MAIN_LANE, RECORDED_LANE
-from .document import Row
+from ... import theme
+from ...document import Row
+from .plot import DROP_LANE, MAIN_LANE, RECORDED_LANE
 
 Limits = tuple[int | None, int | None]  # (allowance, context limit)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import core
 
-from . import theme
-from .document import Row
+from ... import theme
+from ...document import Row
 
 RUN_ITEMS_SHOWN = 12
 

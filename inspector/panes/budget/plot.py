@@ -15,7 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPalette, QPen
 
 import core
 
-from . import theme
+from ... import theme
 
 MAIN_LANE = (0.0, 1.0)  # y0, y1
 DROP_LANE = (-0.85, -0.15)
