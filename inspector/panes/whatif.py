@@ -20,6 +20,7 @@ from core.replay import SweepPoint
 from .. import theme
 from ..files.charts import ChartExportError, ask_chart_path, export_chart
 from ..files.settings import open_settings
+from .budget.plot import TokenAxis
 
 FAIL_COLOUR = "#C62828"
 
@@ -46,7 +47,7 @@ class WhatIfChart(QWidget):
         menu.addAction("Save chart as PNG…", lambda: self.save_chart("png"))
         menu.addAction("Save chart as SVG…", lambda: self.save_chart("svg"))
         self.export_button.setMenu(menu)
-        self.plot = pg.PlotWidget(parent=self)
+        self.plot = pg.PlotWidget(parent=self, axisItems={"bottom": TokenAxis("bottom"), "left": TokenAxis("left")})
         self.plot.setAccessibleName("What-if plot: tokens sent per section against the context limit")
         self.plot.setMinimumHeight(180)
         self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
