@@ -31,6 +31,12 @@ screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/rag_literal_boundary.result.json fixtures/rag_literal_boundary.baseline.json --screenshot resources/screenshots/literal_boundary.png
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/demo.result.json fixtures/demo.baseline.json --row 2 --tab audit --screenshot resources/screenshots/demo_baseline_audit.png
 	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector --demo --replay-limit 900 --screenshot resources/screenshots/replay.png
+	$(BIN)/python fixtures/large.py /tmp/context-inspector-large
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector /tmp/context-inspector-large/demo_200k.request.json --bar-view fit --size 1280x800 --screenshot resources/screenshots/window_200k_fit.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector /tmp/context-inspector-large/demo_200k.request.json --bar-view composition --size 1280x800 --screenshot resources/screenshots/window_200k_composition.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector /tmp/context-inspector-large/long_chat.request.json --size 1280x800 --screenshot resources/screenshots/many_drops.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector /tmp/context-inspector-large/long_chat_roomy.request.json --replay-limit 1200 --size 1280x800 --screenshot resources/screenshots/replay_newly_dropped.png
+	QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector fixtures/trip_plan_pin_and_fold.result.json --bar-view composition --size 1280x800 --screenshot resources/screenshots/plan_sections.png
 	if [ -e ../shared/realworld/anthropic-messages ]; then QT_QPA_PLATFORM=offscreen $(BIN)/context-inspector ../shared/realworld/anthropic-messages/openllmetry-test_anthropic_tools_history_legacy.yaml --tab audit --screenshot resources/screenshots/provider_drift.png; fi
 
 # the app icon's PNGs, from resources/icons/context-inspector.svg

@@ -66,3 +66,17 @@ from .formats.model import FailedCall  # noqa: E402
 from .formats.show import show_json, show_text  # noqa: E402
 
 __all__ += ["FailedCall", "show_json", "show_text"]
+# The budget bar's layout, the composition table and the palette the inspector and the HTML report share.
+from .barlayout import FOLD_AT, MIN_ZOOM_TOKENS, Segment, content_extent, full_extent, rejection_segments  # noqa: E402
+from .barlayout import result_segments, view_extent, zoom_limits  # noqa: E402
+from .composition import CompositionRow, SectionFigures, composition, percent, section_figures  # noqa: E402
+from .palette import (FALLBACK_COLOURS, NEWLY_DROPPED_COLOUR, NOT_SENT_COLOUR, PROVIDER_COLOUR,  # noqa: E402
+                      RESERVE_COLOURS, RESERVE_TITLES, SECTION_COLOURS, SECTION_TITLES, SectionPalette,
+                      section_order, section_title)
+
+__all__ += [
+    "FOLD_AT", "MIN_ZOOM_TOKENS", "Segment", "content_extent", "full_extent", "rejection_segments", "result_segments",
+    "view_extent", "zoom_limits", "CompositionRow", "SectionFigures", "composition", "percent", "section_figures",
+    "FALLBACK_COLOURS", "NEWLY_DROPPED_COLOUR", "NOT_SENT_COLOUR", "PROVIDER_COLOUR", "RESERVE_COLOURS",
+    "RESERVE_TITLES", "SECTION_COLOURS", "SECTION_TITLES", "SectionPalette", "section_order", "section_title",
+]

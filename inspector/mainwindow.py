@@ -140,6 +140,9 @@ class MainWindow(QMainWindow):
         self.sections.itemPicked.connect(lambda section, item: self.select_item(section, item, origin="tree"))
         self.sections.onlyChangesToggled.connect(self._only_changes_toggled)
         self.bar.segmentClicked.connect(lambda section, item: self.select_item(section, item, origin="bar"))
+        for chart in (self.bar, self.replay_panel.whatif):  # PNG/SVG for slides
+            chart.exported.connect(lambda path: self.report("info", f"Chart saved to {path}"))
+            chart.exportFailed.connect(lambda why: self.report("error", f"Chart not saved: {why}"))
         self.detail.request.regionClicked.connect(lambda s, i: self.select_item(s, i, origin="request"))
         self.detail.audit.findingActivated.connect(self.select_finding)
         self.cancel_button.clicked.connect(self.cancel_loading)
