@@ -94,7 +94,8 @@ def import_parsed(parsed: Parsed) -> ImportedFile:
     warnings = list(parsed.notes) + outcome.warnings
     for request in outcome.requests:
         warnings += request.warnings
-    return ImportedFile(path=parsed.path, format=info, requests=outcome.requests, warnings=warnings)
+    return ImportedFile(path=parsed.path, format=info, requests=outcome.requests, warnings=warnings,
+                        spans=outcome.spans)
 
 
 def import_file(path: str | Path) -> ImportedFile:

@@ -59,6 +59,11 @@ class Recorded:
     name: str | None = None
     source_place: str = ""
     max_output_tokens: int | None = None  # what the request asked for (max_tokens and the like)
+    # Where the call sits in its trace (sessions read these; None where the file does not record them).
+    start_time: float | None = None  # Unix seconds
+    end_time: float | None = None
+    parent_span_id: str | None = None
+    cached_input_tokens: int | None = None  # the provider's own figure for input read from its prompt cache
 
 
 @dataclass
@@ -76,6 +81,20 @@ class ImportedRequest:
     warnings: list[ImportNote] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SpanNode:
+    """One span (or Langfuse observation) of a trace, model call or not: the tree sessions draw."""
+
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: str  # the file's own word: LLM, AGENT, TOOL, CHAIN, GENERATION, SPAN... ("" when it has none)
+    model_call: bool
+    trace_id: str | None = None
+    start_time: float | None = None  # Unix seconds
+    end_time: float | None = None
+
+
 @dataclass
 class ImportedFile:
     """A whole file: its format, its requests in file order, and every warning (the file's own and
@@ -85,6 +104,7 @@ class ImportedFile:
     format: FormatInfo
     requests: list[ImportedRequest]
     warnings: list[ImportNote] = field(default_factory=list)
+    spans: list[SpanNode] = field(default_factory=list)  # every span of the file's traces, where it has them
 
 
 class FormatError(InputFileError):

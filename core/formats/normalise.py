@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..contracts import ChatMessage, ToolCall, ToolDefinition
-from .model import ImportedRequest, ImportNote, Recorded
+from .model import ImportedRequest, ImportNote, Recorded, SpanNode
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
@@ -64,11 +64,13 @@ class Outcome:
     requests: list[ImportedRequest] = field(default_factory=list)
     warnings: list[ImportNote] = field(default_factory=list)
     failures: list[Malformed] = field(default_factory=list)
+    spans: list[SpanNode] = field(default_factory=list)  # the trace's span tree, where the file has one
 
     def add(self, other: "Outcome") -> None:
         self.requests += other.requests
         self.warnings += other.warnings
         self.failures += other.failures
+        self.spans += other.spans
 
     def fail(self, exc: Malformed, what: str) -> None:
         self.failures.append(exc)
