@@ -379,7 +379,11 @@ def _recorded(span: SpanView, details: Event | None, label: str, fmt: str) -> Re
         max_output_tokens=as_int(first(a, "gen_ai.request.max_tokens", "llm.request.max_tokens")
                                  or invocation.get("max_completion_tokens") or invocation.get("max_tokens")),
         start_time=span.start_time, end_time=span.end_time, parent_span_id=span.parent_id,
-        cached_input_tokens=as_int(first(a, *CACHED_INPUT_KEYS)))
+        cached_input_tokens=as_int(first(a, *CACHED_INPUT_KEYS)), conversation_id=_text(a.get("gen_ai.conversation.id")))
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "" else None
 
 
 def _output(a: dict[str, Any], details: Event | None, span: SpanView,

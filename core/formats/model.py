@@ -64,6 +64,7 @@ class Recorded:
     end_time: float | None = None
     parent_span_id: str | None = None
     cached_input_tokens: int | None = None  # the provider's own figure for input read from its prompt cache
+    conversation_id: str | None = None  # an explicit conversation (gen_ai.conversation.id, a transcript's session)
 
 
 @dataclass

@@ -94,7 +94,11 @@ def _generation(obs: dict[str, Any], trace: dict[str, Any], place: str) -> Impor
     imported.recorded = updated(
         imported.recorded, start_time=unix_seconds(obs.get("startTime")), end_time=unix_seconds(obs.get("endTime")),
         parent_span_id=obs.get("parentObservationId"), cached_input_tokens=_langfuse_cached(usage, attrs),
+        conversation_id=attrs.get("gen_ai.conversation.id") if isinstance(attrs.get("gen_ai.conversation.id"), str)
+        else None,
         model=imported.recorded.model or obs.get("model"),
+        max_output_tokens=imported.recorded.max_output_tokens or as_int(
+            params.get("max_tokens") or params.get("max_completion_tokens") or params.get("max_output_tokens")),
         input_tokens=imported.recorded.input_tokens or as_int(usage.get("input")) or as_int(obs.get("inputUsage")),
         output_tokens=imported.recorded.output_tokens or as_int(usage.get("output")) or as_int(obs.get("outputUsage")),
         finish_reason=imported.recorded.finish_reason or params.get("finishReason"))
