@@ -60,3 +60,12 @@ __all__ += [
     "expand", "finish_rag_result", "is_rag_request", "load_rag_request", "make_request", "rag_request_from",
     "validate_index", "validate_windows",
 ]
+
+# Agent sessions (issue 17): a trace's model calls in order, what changed between them, the cache prefix.
+from .formats.model import SpanNode  # noqa: E402
+from .sessions import CallDiff, Change, Session, SessionCall, open_session, session_from_import  # noqa: E402
+from .sessions.report import MARK_LEGEND as SESSION_MARK_LEGEND  # noqa: E402
+from .sessions.report import marks as session_marks  # noqa: E402
+
+__all__ += ["SpanNode", "Session", "SessionCall", "CallDiff", "Change", "open_session", "session_from_import",
+            "SESSION_MARK_LEGEND", "session_marks"]

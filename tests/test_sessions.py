@@ -203,3 +203,12 @@ def test_fixture_prefixes_and_totals_equal_the_counters_own(fixture_session):
             shared = next((i for i, (a, b) in enumerate(zip(previous, ids)) if a != b), min(len(previous), len(ids)))
             assert diff.prefix_tokens == shared
         previous = ids
+
+
+def test_any_two_calls_compare_and_consecutive_ones_are_the_recorded_diffs(fixture_session):
+    session = fixture_session
+    assert session.compare(13, 14) is session.diffs[14]
+    across = session.compare(0, 23)  # from the first call to the last, across the compaction
+    assert across.prefix_tokens == session.diffs[14].prefix_tokens  # system, task: all the cache could keep
+    assert across.prefix_messages == 2 and across.appended_tokens > 0
+    assert session.compare(2, 5).prefix_tokens == session.calls[2].input_tokens

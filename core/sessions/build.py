@@ -66,6 +66,13 @@ def session_from_import(imported: ImportedFile, counter: TokenCounter, *,
         packed.move_to_end(index)
         return packed[index]
 
+    def compare(earlier: int, later: int) -> CallDiff:
+        before, after = requests[earlier], requests[later]
+        theirs, mine = ids_of(earlier), ids_of(later)
+        prefix = common_prefix(theirs, mine) if mine is not None and theirs is not None else None
+        return diff_calls(earlier, later, before.messages, after.messages, keys[earlier], keys[later], interner,
+                          before.tools, after.tools, prefix)
+
     for index, request in enumerate(requests):
         call_keys = interner.ids(request.messages)
         keys.append(call_keys)
@@ -94,14 +101,11 @@ def session_from_import(imported: ImportedFile, counter: TokenCounter, *,
         if previous is None:
             diffs.append(None)
             continue
-        mine, theirs = ids_of(index), ids_of(previous)
-        prefix = common_prefix(theirs, mine) if mine is not None and theirs is not None else None
-        before = requests[previous]
-        diffs.append(diff_calls(previous, index, before.messages, request.messages, keys[previous], call_keys,
-                                interner, before.tools, request.tools, prefix))
+        diffs.append(compare(previous, index))
     window = context_window if context_window is not None else counter.declared_context_window
     return Session(path=imported.path, format=imported.format.name, counter_name=counter.name, calls=calls,
-                   diffs=diffs, spans=list(imported.spans), context_window=window, warnings=warnings)
+                   diffs=diffs, spans=list(imported.spans), context_window=window, warnings=warnings,
+                   compare_calls=compare)
 
 
 def _sections(request: ImportedRequest, message_tokens: list[int], total: int, counter: TokenCounter) -> dict[str, int]:

@@ -3,7 +3,7 @@ each call to the next call of its conversation."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..formats.model import ImportedRequest, SpanNode
 
@@ -135,6 +135,16 @@ class Session:
     spans: list[SpanNode]
     context_window: int | None
     warnings: list[str] = field(default_factory=list)
+    compare_calls: Callable[[int, int], CallDiff] | None = field(default=None, repr=False)
+
+    def compare(self, earlier: int, later: int) -> CallDiff:
+        """The diff of any two calls (``diffs`` holds each call against its predecessor)."""
+        diff = self.diffs[later]
+        if diff is not None and diff.earlier == earlier:
+            return diff
+        if self.compare_calls is None:
+            raise ValueError("this session was not built with its counter; only consecutive diffs are known")
+        return self.compare_calls(earlier, later)
 
     @property
     def peak(self) -> SessionCall | None:
