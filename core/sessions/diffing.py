@@ -144,7 +144,8 @@ def diff_calls(earlier: int, later: int, before: Sequence[ChatMessage], after: S
         if kind in (COMPACTED, REWRITTEN):
             roles = f"{_roles(before, b)} -> {_roles(after, a)}"
         return Change(kind, list(b), list(a), sum(tok[keys_before[i]] for i in b),
-                      sum(tok[keys_after[i]] for i in a), roles, preview(shown), detail)
+                      sum(tok[keys_after[i]] for i in a), roles, preview(shown), detail,
+                      preview(before[b[0]]) if len(b) else "")
 
     for tag, i1, i2, j1, j2 in opcodes:
         b, a = range(lead + i1, lead + i2), range(lead + j1, lead + j2)
@@ -180,4 +181,5 @@ def _tool_change(before: Sequence[ToolDefinition], after: Sequence[ToolDefinitio
                                                                 ("changed", changed)) if names]
     detail = "; ".join(parts) or "reordered"
     return Change(TOOLS, [], [], sum(counter.text_count(old[n]) for n in dropped + changed),
-                  sum(counter.text_count(new[n]) for n in added + changed), "tools", detail, detail)
+                  sum(counter.text_count(new[n]) for n in added + changed), "tools", ", ".join(new), detail,
+                  ", ".join(old))

@@ -27,12 +27,14 @@ class Change:
     tokens_before: int
     tokens_after: int
     roles: str
-    preview: str
+    preview: str  # the later call's first message of the change (the earlier call's where it has none)
     detail: str = ""
+    preview_before: str = ""  # the earlier call's first message of the change, where it has one
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "before": self.before, "after": self.after, "tokens_before": self.tokens_before,
                 "tokens_after": self.tokens_after, "roles": self.roles, "preview": self.preview,
+                **({"preview_before": self.preview_before} if self.preview_before else {}),
                 **({"detail": self.detail} if self.detail else {})}
 
 
