@@ -17,15 +17,17 @@ from ..formats.importing import import_file
 from ..formats.model import ImportedFile, ImportedRequest, SpanNode
 from ..formats.normalise import infer_sections
 from .diffing import Interner, Predecessors, diff_calls, tool_text
-from .model import CallDiff, Session, SessionCall
+from .model import CallDiff, Session, SessionCall, conversation_of, start_of
 from .tokens import SessionTokens, common_prefix, pack
 
 KEPT_IDS = 16  # packed ids of the latest calls kept for prefix comparisons; older ones are rendered again
 
 
 def ordered(requests: list[ImportedRequest]) -> list[ImportedRequest]:
-    if requests and all(r.recorded.start_time is not None for r in requests):
-        return sorted(requests, key=lambda r: r.recorded.start_time or 0.0)  # stable: file order breaks ties
+    starts = [start_of(r.recorded) for r in requests]
+    if requests and all(s is not None for s in starts):
+        order = sorted(range(len(requests)), key=lambda i: starts[i] or 0.0)  # stable: file order breaks ties
+        return [requests[i] for i in order]
     return list(requests)
 
 
@@ -77,7 +79,7 @@ def session_from_import(imported: ImportedFile, counter: TokenCounter, *,
         call_keys = interner.ids(request.messages)
         keys.append(call_keys)
         recorded = request.recorded
-        previous = trie.add(index, recorded.conversation_id, recorded.trace_id, recorded.parent_span_id, call_keys)
+        previous = trie.add(index, conversation_of(recorded), recorded.trace_id, recorded.parent_span_id, call_keys)
         conversation = conversations[previous] if previous is not None else (max(conversations, default=-1) + 1)
         conversations.append(conversation)
         message_tokens = [interner.tokens[k] for k in call_keys]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..formats.model import ImportedRequest, SpanNode
+from ..formats.model import ImportedRequest, Recorded, SpanNode
+from ..formats.timing import unix_seconds
 
 # Kinds of change between two calls of one conversation.
 APPENDED = "appended"      # messages after everything the earlier call sent
@@ -14,6 +15,18 @@ REMOVED = "removed"        # messages the earlier call sent that this one does n
 REWRITTEN = "rewritten"    # a message in the same place whose content changed
 COMPACTED = "compacted"    # several earlier messages replaced by fewer (a summary)
 TOOLS = "tools"            # the tool definitions changed
+
+
+def start_of(recorded: Recorded) -> float | None:
+    """When the call started, in Unix seconds: a trace's span start, else the time a transcript records."""
+    if recorded.start_time is not None:
+        return recorded.start_time
+    return unix_seconds(getattr(recorded, "started_at", None))
+
+
+def conversation_of(recorded: Recorded) -> str | None:
+    """The explicit conversation a call belongs to: ``gen_ai.conversation.id``, else the file's session id."""
+    return recorded.conversation_id or getattr(recorded, "session_id", None)
 
 
 @dataclass(frozen=True)
@@ -107,12 +120,16 @@ class SessionCall:
 
     @property
     def start_time(self) -> float | None:
-        return self.request.recorded.start_time
+        return start_of(self.request.recorded)
 
     @property
     def duration(self) -> float | None:
         r = self.request.recorded
         return r.end_time - r.start_time if r.start_time is not None and r.end_time is not None else None
+
+    @property
+    def conversation_id(self) -> str | None:
+        return conversation_of(self.request.recorded)
 
     @property
     def recorded_cached_tokens(self) -> int | None:
