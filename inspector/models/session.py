@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
 import core
 
 from .roles import RIGHT, ROW_ROLE, SORT_ROLE, ModelIndex
+from .tables import ColumnsModel
 
 CALL_ROLE = Qt.ItemDataRole.UserRole + 20  # the call index (into session.calls) a row or span stands for
 MODEL_CALL_COLOUR = "#1565C0"
@@ -23,7 +24,7 @@ def _num(value: int | None) -> str:
     return "" if value is None else f"{value:,}"
 
 
-class SessionCallsModel(QAbstractTableModel):
+class SessionCallsModel(ColumnsModel):
     """One row per call: time, model, input tokens against the allowance, what changed, the cache prefix."""
 
     COLUMNS = ("#", "Time", "Model", "Input", "Allowance", "+Added", "−Removed", "~Rewritten", "Cached (pred.)",
@@ -38,17 +39,8 @@ class SessionCallsModel(QAbstractTableModel):
         self.session = session
         self.endResetModel()
 
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() or self.session is None else len(self.session.calls)
-
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self.COLUMNS):
-            return self.COLUMNS[section]
-        return None
+    def row_total(self) -> int:
+        return 0 if self.session is None else len(self.session.calls)
 
     def _values(self, i: int) -> list[Any]:
         s = self.session
@@ -198,7 +190,7 @@ class SpanTreeModel(QAbstractItemModel):
         return None
 
 
-class SessionDiffModel(QAbstractTableModel):
+class SessionDiffModel(ColumnsModel):
     """The diff of two calls side by side: the common prefix first, then each change with the earlier
     call's messages, tokens and text beside the later call's."""
 
@@ -229,19 +221,13 @@ class SessionDiffModel(QAbstractTableModel):
                                     + (c.preview if c.after else ""))))
         self.endResetModel()
 
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
+    def row_total(self) -> int:
+        return len(self._rows)
 
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self.COLUMNS):
-            if self.diff is not None and section in (1, 4):
-                return f"{self.COLUMNS[section]} (call {(self.diff.earlier if section == 1 else self.diff.later) + 1})"
-            return self.COLUMNS[section]
-        return None
+    def column_title(self, section: int) -> str:
+        if self.diff is not None and section in (1, 4):
+            return f"{self.COLUMNS[section]} (call {(self.diff.earlier if section == 1 else self.diff.later) + 1})"
+        return self.COLUMNS[section]
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 import core
 
 from .. import theme
+from .plotstyle import fixed_plot, style_plot
 
 COMPACTED_COLOUR = "#B26A00"
 REMOVED_COLOUR = "#C62828"
@@ -30,15 +31,9 @@ class SessionChart(QWidget):
         self.caption = QLabel(self)
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
-        self.plot = pg.PlotWidget(parent=self)
-        self.plot.setAccessibleName("Session timeline: input tokens of each call, stacked by section")
-        self.plot.setMinimumHeight(170)
-        self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.plot = fixed_plot(self, "Session timeline: input tokens of each call, stacked by section", "input tokens",
+                               min_height=170)
         item = self.plot.getPlotItem()
-        item.setMenuEnabled(False)
-        item.hideButtons()
-        item.setMouseEnabled(x=False, y=False)
-        item.setLabel("left", "input tokens")
         self.view = item.getViewBox()
         self.legend = item.addLegend(offset=(8, 4), labelTextSize="8pt", colCount=4)
         self._bars: dict[str, pg.BarGraphItem] = {}
@@ -65,12 +60,7 @@ class SessionChart(QWidget):
 
     def apply_palette(self) -> None:
         pal = self.palette()
-        base, text = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
-        self.plot.setBackground(base)
-        for name in ("left", "bottom"):
-            axis = self.plot.getPlotItem().getAxis(name)
-            axis.setPen(pg.mkPen(text))
-            axis.setTextPen(pg.mkPen(text))
+        base, text = style_plot(self.plot, pal)
         self._cached.setOpts(brush=pg.mkBrush(theme.with_alpha(text, 70)), pen=pg.mkPen(None))
         self._window.setPen(pg.mkPen(WINDOW_COLOUR, width=2))
         self._allowance.setPen(pg.mkPen(text, width=1.5, style=Qt.PenStyle.DashLine))

@@ -13,11 +13,12 @@ from typing import Sequence
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from core.replay import SweepPoint
 
 from .. import theme
+from .plotstyle import fixed_plot, style_plot
 
 FAIL_COLOUR = "#C62828"
 
@@ -34,16 +35,10 @@ class WhatIfChart(QWidget):
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
         self.caption.setAccessibleName("What-if summary")
-        self.plot = pg.PlotWidget(parent=self)
-        self.plot.setAccessibleName("What-if plot: tokens sent per section against the context limit")
-        self.plot.setMinimumHeight(180)
-        self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.plot = fixed_plot(self, "What-if plot: tokens sent per section against the context limit", "tokens sent",
+                               min_height=180)
         item = self.plot.getPlotItem()
-        item.setMenuEnabled(False)
-        item.hideButtons()
-        item.setMouseEnabled(x=False, y=False)
         item.setLabel("bottom", "context limit (tokens)")
-        item.setLabel("left", "tokens sent")
         self.view = item.getViewBox()
         self.legend = item.addLegend(offset=(8, 4), labelTextSize="8pt")
         self._areas: dict[str, pg.PlotDataItem] = {}
@@ -74,12 +69,7 @@ class WhatIfChart(QWidget):
 
     def apply_palette(self) -> None:
         pal = self.palette()
-        base, text = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
-        self.plot.setBackground(base)
-        for name in ("left", "bottom"):
-            axis = self.plot.getPlotItem().getAxis(name)
-            axis.setPen(pg.mkPen(text))
-            axis.setTextPen(pg.mkPen(text))
+        base, text = style_plot(self.plot, pal)
         self._recorded.setPen(pg.mkPen(text, width=2, style=Qt.PenStyle.DashLine))
         self._edit.setPen(pg.mkPen(pal.color(QPalette.ColorRole.Highlight), width=2))
         for line in (self._recorded, self._edit):
