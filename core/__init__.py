@@ -80,3 +80,11 @@ __all__ += [
     "FALLBACK_COLOURS", "NEWLY_DROPPED_COLOUR", "NOT_SENT_COLOUR", "PROVIDER_COLOUR", "RESERVE_COLOURS",
     "RESERVE_TITLES", "SECTION_COLOURS", "SECTION_TITLES", "SectionPalette", "section_order", "section_title",
 ]
+# Agent sessions (issue 17): a trace's model calls in order, what changed between them, the cache prefix.
+from .formats.model import SpanNode  # noqa: E402
+from .sessions import CallDiff, Change, Session, SessionCall, open_session, session_from_import  # noqa: E402
+from .sessions.report import MARK_LEGEND as SESSION_MARK_LEGEND  # noqa: E402
+from .sessions.report import marks as session_marks  # noqa: E402
+
+__all__ += ["SpanNode", "Session", "SessionCall", "CallDiff", "Change", "open_session", "session_from_import",
+            "SESSION_MARK_LEGEND", "session_marks"]

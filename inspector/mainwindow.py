@@ -22,6 +22,7 @@ from .controllers.counter import CounterController
 from .controllers.imports import ImportController
 from .controllers.opening import Opener
 from .controllers.replay import ReplayWiring
+from .controllers.session import SessionController
 from .document import Row
 from .document.imported import model_key
 from .files.recent import RecentMenu
@@ -36,6 +37,7 @@ from .panes.messagebar import MessageBar
 from .panes.replaypanel import ReplayPanel
 from .panes.requestlist import RequestListPane
 from .panes.sectiontree import SectionTreePane
+from .panes.session import SessionPane
 from .panes.statusline import StatusLine
 from .workers import CounterCache, ReplayController, shared_counter_cache
 
@@ -62,6 +64,7 @@ class MainWindow(QMainWindow):
         self.counters = CounterController(self, counter_spec or self.settings.last_counter())
         self.opener = Opener(self)
         self.imports = ImportController(self)
+        self.sessions = SessionController(self)
         self.saver = Saver(self)
         build_actions(self)
         self.replaying = ReplayWiring(self)
@@ -120,6 +123,9 @@ class MainWindow(QMainWindow):
         self.replay_panel = ReplayPanel(self)
         self.replay_dock = self._dock("Replay", "replayDock", self.replay_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self.replay_dock.setMinimumWidth(430)
+        self.session_pane = SessionPane(self)
+        self.session_dock = self._dock("Session", "sessionDock", self.session_pane,
+                                       Qt.DockWidgetArea.BottomDockWidgetArea)
 
         self.status = StatusLine(self.statusBar())
         self.counter_label, self.tokens_label = self.status.counter_label, self.status.tokens_label
@@ -274,7 +280,7 @@ class MainWindow(QMainWindow):
 
     def is_idle(self) -> bool:
         return (not self.opener.is_busy() and not self.counters.pending and self.replay.is_idle()
-                and self.imports.is_idle())
+                and self.imports.is_idle() and self.sessions.is_idle())
 
     # ------------------------------------------------------------------ selection (the one state)
 
@@ -329,6 +335,7 @@ class MainWindow(QMainWindow):
         else:
             self.import_bar.show_row(None, None)
             self.act_context_limit.setText("Context &Limit for Model…")
+        self.sessions.row_selected(row)
 
     def refresh_view(self) -> None:
         """Every pane again from the selection state (a new row, or a new replay of it)."""
@@ -414,6 +421,7 @@ class MainWindow(QMainWindow):
         self.cancel_loading()
         self.replay.shutdown()
         self.imports.stop()
+        self.sessions.stop()
         self.opener.wait()
         self.counters.wait()
 

@@ -127,7 +127,7 @@ def import_parsed(parsed: Parsed) -> ImportedFile:
         seen.update(fresh)
         warnings += fresh
     return ImportedFile(path=parsed.path, format=info, requests=outcome.requests, warnings=warnings,
-                        failed=outcome.failures)
+                        failed=outcome.failures, spans=outcome.spans)
 
 
 def import_file(path: str | Path) -> ImportedFile:
