@@ -60,3 +60,12 @@ __all__ += [
     "expand", "finish_rag_result", "is_rag_request", "load_rag_request", "make_request", "rag_request_from",
     "validate_index", "validate_windows",
 ]
+
+# What-if over a corpus (issue 19): ``context-assembler sweep`` and the SWEEP.json it writes.
+from .sweep import (SWEEP_FORMAT, BucketMember, Setting, bucket_members, is_sweep, is_sweep_file,  # noqa: E402
+                    load_sweep, member_location, run_sweep, setting_of, settings_from, sweep_text)
+
+__all__ += [
+    "SWEEP_FORMAT", "BucketMember", "Setting", "bucket_members", "is_sweep", "is_sweep_file", "load_sweep",
+    "member_location", "run_sweep", "setting_of", "settings_from", "sweep_text",
+]

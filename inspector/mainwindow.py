@@ -22,6 +22,7 @@ from .controllers.counter import CounterController
 from .controllers.imports import ImportController
 from .controllers.opening import Opener
 from .controllers.replay import ReplayWiring
+from .controllers.sweep import SweepController
 from .document import Row
 from .document.imported import model_key
 from .files.recent import RecentMenu
@@ -37,6 +38,7 @@ from .panes.replaypanel import ReplayPanel
 from .panes.requestlist import RequestListPane
 from .panes.sectiontree import SectionTreePane
 from .panes.statusline import StatusLine
+from .panes.sweep import SweepPane
 from .workers import CounterCache, ReplayController, shared_counter_cache
 
 log = logging.getLogger("inspector")
@@ -61,6 +63,7 @@ class MainWindow(QMainWindow):
         self._build_panes()
         self.counters = CounterController(self, counter_spec or self.settings.last_counter())
         self.opener = Opener(self)
+        self.sweeps = SweepController(self)
         self.imports = ImportController(self)
         self.saver = Saver(self)
         build_actions(self)
@@ -120,6 +123,8 @@ class MainWindow(QMainWindow):
         self.replay_panel = ReplayPanel(self)
         self.replay_dock = self._dock("Replay", "replayDock", self.replay_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self.replay_dock.setMinimumWidth(430)
+        self.sweep_pane = SweepPane(self)
+        self.sweep_dock = self._dock("Sweep", "sweepDock", self.sweep_pane, Qt.DockWidgetArea.BottomDockWidgetArea)
 
         self.status = StatusLine(self.statusBar())
         self.counter_label, self.tokens_label = self.status.counter_label, self.status.tokens_label
@@ -269,9 +274,9 @@ class MainWindow(QMainWindow):
         """The replay shown now (None while the recording is)."""
         return self.replaying.outcome if self.replaying.view is not None else None
 
-    def is_idle(self) -> bool:
+    def is_idle(self, *, ignore_sweep: bool = False) -> bool:
         return (not self.opener.is_busy() and not self.counters.pending and self.replay.is_idle()
-                and self.imports.is_idle())
+                and self.imports.is_idle() and (ignore_sweep or self.sweeps.is_idle()))
 
     # ------------------------------------------------------------------ selection (the one state)
 
@@ -413,6 +418,7 @@ class MainWindow(QMainWindow):
         self.imports.stop()
         self.opener.wait()
         self.counters.wait()
+        self.sweeps.wait()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()

@@ -12,7 +12,8 @@ from .corpus import SWEEP_FORMAT, BadFile, Record, Shard, plan_shards, read_shar
 from .local import SweepInterrupted, cpu_count
 from .measure import measure
 from .ray_engine import RAY_MISSING, ray_available
-from .results import BucketMember, bucket_members, is_sweep, load_sweep, sweep_text
+from .results import (BucketMember, bucket_members, is_sweep, is_sweep_file, load_sweep, member_location, setting_of,
+                      sweep_text)
 from .run import ENGINES, run_sweep
 from .settings import Setting, settings_from
 from .work import work_folder_for
@@ -20,5 +21,5 @@ from .work import work_folder_for
 __all__ = [
     "SWEEP_FORMAT", "BadFile", "Record", "Shard", "plan_shards", "read_shard", "SweepInterrupted", "cpu_count",
     "measure", "RAY_MISSING", "ray_available", "BucketMember", "bucket_members", "is_sweep", "load_sweep",
-    "sweep_text", "ENGINES", "run_sweep", "Setting", "settings_from", "work_folder_for",
+    "is_sweep_file", "member_location", "setting_of", "sweep_text", "ENGINES", "run_sweep", "Setting", "settings_from", "work_folder_for",
 ]

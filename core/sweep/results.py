@@ -17,6 +17,25 @@ def is_sweep(value: Any) -> bool:
     return isinstance(value, dict) and value.get("format") == SWEEP_FORMAT and isinstance(value.get("settings"), list)
 
 
+def is_sweep_file(path: str | Path) -> bool:
+    """A SWEEP.json, told by content (its ``format`` comes first), reading only its first bytes."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and f'"format": "{SWEEP_FORMAT}"'.encode() in head
+
+
+def member_location(ref: str) -> tuple[str, int | None, int]:
+    """Where a row's ``ref`` points: (file, line of a JSONL file or None, index of the request in the file)."""
+    match = _LINE_REF.match(ref)
+    if match and Path(match["path"]).is_file():
+        return match["path"], int(match["line"]), 0
+    match = _ITEM_REF.match(ref)
+    return (match["path"], None, int(match["index"])) if match else (ref, None, 0)
+
+
 def load_sweep(path: str | Path) -> dict[str, Any]:
     from ..loading import read_json
 
