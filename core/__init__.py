@@ -88,3 +88,11 @@ from .sessions.report import marks as session_marks  # noqa: E402
 
 __all__ += ["SpanNode", "Session", "SessionCall", "CallDiff", "Change", "open_session", "session_from_import",
             "SESSION_MARK_LEGEND", "session_marks"]
+# What-if over a corpus (issue 19): ``context-assembler sweep`` and the SWEEP.json it writes.
+from .sweep import (SWEEP_FORMAT, BucketMember, Setting, bucket_members, is_sweep, is_sweep_file,  # noqa: E402
+                    load_sweep, member_location, run_sweep, setting_of, settings_from, sweep_text)
+
+__all__ += [
+    "SWEEP_FORMAT", "BucketMember", "Setting", "bucket_members", "is_sweep", "is_sweep_file", "load_sweep",
+    "member_location", "run_sweep", "setting_of", "settings_from", "sweep_text",
+]

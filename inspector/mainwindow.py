@@ -23,6 +23,7 @@ from .controllers.imports import ImportController
 from .controllers.opening import Opener
 from .controllers.replay import ReplayWiring
 from .controllers.session import SessionController
+from .controllers.sweep import SweepController
 from .document import Row
 from .document.imported import model_key
 from .files.recent import RecentMenu
@@ -39,6 +40,7 @@ from .panes.requestlist import RequestListPane
 from .panes.sectiontree import SectionTreePane
 from .panes.session import SessionPane
 from .panes.statusline import StatusLine
+from .panes.sweep import SweepPane
 from .workers import CounterCache, ReplayController, shared_counter_cache
 
 log = logging.getLogger("inspector")
@@ -63,6 +65,7 @@ class MainWindow(QMainWindow):
         self._build_panes()
         self.counters = CounterController(self, counter_spec or self.settings.last_counter())
         self.opener = Opener(self)
+        self.sweeps = SweepController(self)
         self.imports = ImportController(self)
         self.sessions = SessionController(self)
         self.saver = Saver(self)
@@ -126,6 +129,8 @@ class MainWindow(QMainWindow):
         self.session_pane = SessionPane(self)
         self.session_dock = self._dock("Session", "sessionDock", self.session_pane,
                                        Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.sweep_pane = SweepPane(self)
+        self.sweep_dock = self._dock("Sweep", "sweepDock", self.sweep_pane, Qt.DockWidgetArea.BottomDockWidgetArea)
 
         self.status = StatusLine(self.statusBar())
         self.counter_label, self.tokens_label = self.status.counter_label, self.status.tokens_label
@@ -278,9 +283,9 @@ class MainWindow(QMainWindow):
         """The replay shown now (None while the recording is)."""
         return self.replaying.outcome if self.replaying.view is not None else None
 
-    def is_idle(self) -> bool:
+    def is_idle(self, *, ignore_sweep: bool = False) -> bool:
         return (not self.opener.is_busy() and not self.counters.pending and self.replay.is_idle()
-                and self.imports.is_idle() and self.sessions.is_idle())
+                and self.imports.is_idle() and self.sessions.is_idle() and (ignore_sweep or self.sweeps.is_idle()))
 
     # ------------------------------------------------------------------ selection (the one state)
 
@@ -424,6 +429,7 @@ class MainWindow(QMainWindow):
         self.sessions.stop()
         self.opener.wait()
         self.counters.wait()
+        self.sweeps.wait()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
