@@ -100,10 +100,13 @@ def build_variant(spec: str, subject: Subject, counter: TokenCounter) -> Assembl
     if spec == "plan":
         from ..plans import ContextAssembler, plan_from_request
 
+        from ..permissions import permitted, with_record
+
         plan, sections, tools = plan_from_request(request)
         result = ContextAssembler(plan, counter).assemble(sections, tools=tools)
         result.request_id = request.id
-        return result
+        shown, refused = permitted(request)
+        return with_record(result, shown, refused) if refused or request.policy_version else result
     match = _LIMIT.match(spec)
     if match:
         changed = _with(request, context_limit=int(match.group(1)))
