@@ -96,10 +96,21 @@ def test_a_timeout_is_one_clear_line_and_exit_2(tmp_path, capsys):
     assert "no answer within 0.3 s (timeout)" in err and err.strip().count("\n") == 0
 
 
-def test_a_server_error_is_reported_with_its_status(tmp_path, capsys):
-    with FakeModelServer(status=503) as server:
+def test_a_request_the_server_refuses_is_recorded_as_that_runs_answer_and_grades_incomplete(tmp_path, capsys,
+                                                                                           rules_file):
+    out = tmp_path / "a.answers.jsonl"
+    with FakeModelServer(status=500) as server:  # e.g. a chat template that raises on this conversation
+        code, _, err = experiment(capsys, server, out, "--seeds", "1", "--variants", "default", "--rules", rules_file)
+    assert code == 0, err
+    a = load_answers(out).answers[0]
+    assert "HTTP 500" in a["error"] and "the model is unavailable" in a["response_raw"] and a["answer"] is None
+    assert grade_file(load_answers(out)).grades[0][1].verdict == "incomplete"
+
+
+def test_a_wrong_route_or_key_stops_the_experiment(tmp_path, capsys):
+    with FakeModelServer(status=401) as server:
         code, _, err = experiment(capsys, server, tmp_path / "a.answers.jsonl", "--seeds", "1")
-    assert code == 2 and "HTTP 503" in err and "the model is unavailable" in err
+    assert code == 2 and "HTTP 401" in err and err.strip().count("\n") == 0
 
 
 def test_a_key_comes_from_the_environment_and_is_never_written(tmp_path, capsys, monkeypatch):

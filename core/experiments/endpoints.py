@@ -27,10 +27,18 @@ KEY_REMOVED = "[api key removed]"
 class EndpointError(ContextInspectorError):
     """The endpoint could not be reached, did not answer in time, or answered with an error."""
 
-    def __init__(self, url: str, problem: str):
+    def __init__(self, url: str, problem: str, *, status: int | None = None, body: str | None = None):
         self.url = url
         self.problem = problem
+        self.status = status  # the HTTP status when the server answered with an error
+        self.body = body  # what it said (key removed)
         super().__init__(f"{url}: {problem}")
+
+    @property
+    def refused_request(self) -> bool:
+        """The server is there and refused this one request (HTTP 400, 422, 500...): recorded as that
+        run's answer. Not for 401/403/404, which say the endpoint, model or key is wrong."""
+        return self.status is not None and self.status not in (401, 403, 404, 405)
 
 
 @dataclass(frozen=True)
@@ -146,8 +154,10 @@ class Endpoint:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - person's URL
                 raw = response.read()
         except urllib.error.HTTPError as exc:
-            detail = self.scrub(exc.read().decode("utf-8", "replace")).strip().replace("\n", " ")
-            raise EndpointError(shown, f"the server answered HTTP {exc.code}: {detail[:300] or exc.reason}") from None
+            said = self.scrub(exc.read().decode("utf-8", "replace"))
+            detail = said.strip().replace("\n", " ")
+            raise EndpointError(shown, f"the server answered HTTP {exc.code}: {detail[:300] or exc.reason}",
+                                status=exc.code, body=said) from None
         except urllib.error.URLError as exc:
             reason = exc.reason
             if isinstance(reason, (socket.timeout, TimeoutError)):

@@ -16,7 +16,7 @@ from ..counting import TokenCounter
 from ..errors import AssemblyCancelled
 from ..export import openai_body
 from ..result import AssemblyResult
-from .endpoints import Endpoint, Sampling
+from .endpoints import Endpoint, EndpointError, Reply, Sampling
 from .grading import Rules
 from .records import EXPERIMENT_FORMAT, ILLUSTRATION, AnswersWriter, sha256_hex
 from .variants import Subject, build_variant, expand_specs, position_of
@@ -106,7 +106,16 @@ def run_one(experiment: Experiment, spec: str, result: AssemblyResult, seed: int
     max_tokens = sampling.max_tokens or result.max_new_tokens
     data = endpoint.body_for(body["messages"], body.get("tools", []), sampling, max_tokens, seed)
     started = now()
-    reply, latency = _send(endpoint, data, cancel)
+    try:
+        reply, latency = _send(endpoint, data, cancel)
+    except EndpointError as exc:
+        if not exc.refused_request:
+            raise
+        reply, latency = Reply(raw=exc.body or "", content=None, finish_reason=None, prompt_tokens=None,
+                               completion_tokens=None, reported_model=None), None
+        error = exc.problem
+    else:
+        error = None
     return {
         "kind": "answer", "variant": spec, "seed": seed, "position": position_of(spec), "at": started,
         "request_sha256": sha256_hex(data), "request_body": data.decode("utf-8"),
@@ -114,7 +123,9 @@ def run_one(experiment: Experiment, spec: str, result: AssemblyResult, seed: int
         "sampling": {**sampling.to_json(), "max_tokens": max_tokens, "seed": seed},
         "prompt_tokens": {"ours": result.input_tokens, "counter": result.counter.name if result.counter else None,
                           "server": reply.prompt_tokens},
-        "completion_tokens": reply.completion_tokens, "latency_seconds": round(latency, 3),
+        "completion_tokens": reply.completion_tokens,
+        "latency_seconds": round(latency, 3) if latency is not None else None,
+        **({"error": error} if error else {}),
         "answer": reply.content, "finish_reason": reply.finish_reason, **({"reply_extra": reply.extra} if reply.extra
                                                                           else {}),
         "response_raw": reply.raw,
