@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     app = _make_app()
 
     from .mainwindow import MainWindow
-    from .settings import Settings
+    from .files.settings import Settings
 
     if args.screenshot:
         return _screenshot(args, Settings())

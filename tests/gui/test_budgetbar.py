@@ -7,7 +7,7 @@ from PySide6.QtGui import QColor, QPalette
 
 import core
 from inspector import theme
-from inspector.budgetbar import BudgetBar
+from inspector.panes.budgetbar import BudgetBar
 from inspector.models import ITEM_ID_ROLE, SECTION_ROLE
 
 

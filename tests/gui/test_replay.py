@@ -9,7 +9,7 @@ from PySide6.QtGui import QKeySequence
 
 import core
 from core.replay import Edits, diff, limit_range, replay, sweep
-from inspector.budgetbar import RECORDED_LANE
+from inspector.panes.budgetbar import RECORDED_LANE
 from inspector.models import CHANGE_ROLE, DECISION_ROLE, ITEM_ID_ROLE, SECTION_ROLE, SectionTreeModel
 from .treehelpers import tree_items
 

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QLayout, QLayoutItem, Q
 
 import core
 
-from . import theme
-from .document import Row
+from .. import theme
+from ..document import Row
 
 MAIN_LANE = (0.0, 1.0)  # y0, y1
 DROP_LANE = (-0.85, -0.15)

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QToolTip, QVBoxLayout, QWi
 
 import core
 
-from . import theme
-from .document import Row
+from .. import theme
+from ..document import Row
 
 log = logging.getLogger("inspector")
 

@@ -18,7 +18,7 @@ import core
 from core.replay import Diff, Edits, ReplayUnavailable, SweepPoint, diff, edited_request, limit_range, replay, \
     source_of, sweep
 
-from .document import Row
+from .row import Row
 
 log = logging.getLogger("inspector")
 

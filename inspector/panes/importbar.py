@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
-from . import theme
-from .document import Row
-from .providers import drift_text, format_title, model_key
+from .. import theme
+from ..document import Row
+from ..document.imported import drift_text, format_title, model_key
 
 MAX_LIMIT = 100_000_000
 

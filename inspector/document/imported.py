@@ -19,7 +19,8 @@ from typing import Any
 import core
 from core.formats import FORMATS
 
-from .document import Row, audit_result
+from .building import audit_result
+from .row import Row
 
 
 # The output reserve when the file records no max_tokens: what a re-assembly needs (a core request

@@ -1,7 +1,6 @@
-"""Work that must not run on the GUI thread: building a token counter, reading and assembling files.
+"""Reading and assembling files off the GUI thread.
 
 Rows reach the GUI in batches through queued signals; a job can be cancelled between records.
-The counter is built once per spec and shared (building the embedded one takes most of a second).
 """
 from __future__ import annotations
 
@@ -13,14 +12,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QThread, Signal
 
 import core
 
-from .document import Row, invalid_row, pending_row, read_pending, rows_from_entry, unreadable_line
-from .providers import format_title, imported_row, imported_source, provider_format
+from ..document import Row, invalid_row, pending_row, read_pending, rows_from_entry, unreadable_line
+from ..document.imported import format_title, imported_row, imported_source, provider_format
+from .counters import CounterCache
 
 log = logging.getLogger("inspector")
 
@@ -28,70 +27,6 @@ BATCH_ROWS = 100
 BATCH_SECONDS = 0.05
 LISTED_BATCH = 5000  # rows listed from a JSONL index per batch (they carry only their summary)
 MAX_ENTRY_MESSAGES = 5  # per file; the rest are summarised so a bad JSONL does not flood the log
-
-
-class CounterCache:
-    """Counters by spec, built at most once each, safe to ask from any thread.
-
-    ``lock`` serialises use of the counters: their count cache is not thread-safe, and the GUI
-    thread renders with the same counter a worker may be assembling with.
-    """
-
-    def __init__(self) -> None:
-        self._build_lock = threading.Lock()
-        self.lock = threading.RLock()
-        self._counters: dict[str, core.TokenCounter] = {}
-
-    @staticmethod
-    def normalise(spec: str | None) -> str:
-        return spec or core.DEFAULT_COUNTER
-
-    def peek(self, spec: str | None) -> core.TokenCounter | None:
-        return self._counters.get(self.normalise(spec))
-
-    def get(self, spec: str | None) -> core.TokenCounter:
-        """The counter for ``spec``; raises ``core.CounterError`` if it cannot be built."""
-        spec = self.normalise(spec)
-        with self._build_lock:
-            counter = self._counters.get(spec)
-            if counter is None:
-                counter = core.make_counter(spec)
-                self._counters[spec] = counter
-            return counter
-
-    def forget(self, spec: str | None) -> None:
-        with self._build_lock:
-            self._counters.pop(self.normalise(spec), None)
-
-
-_SHARED = CounterCache()
-
-
-def shared_counter_cache() -> CounterCache:
-    return _SHARED
-
-
-class CounterThread(QThread):
-    """Builds one counter off the GUI thread."""
-
-    built = Signal(str, object)  # spec, counter
-    failed = Signal(str, str)  # spec, one-line message
-
-    def __init__(self, cache: CounterCache, spec: str, parent=None) -> None:
-        super().__init__(parent)
-        self._cache = cache
-        self.spec = spec
-
-    def run(self) -> None:
-        try:
-            counter = self._cache.get(self.spec)
-        except core.ContextInspectorError as exc:
-            self.failed.emit(self.spec, str(exc))
-        except Exception as exc:  # a tokenizer library failing in its own way: still one line, never a crash
-            log.exception("building counter %s", self.spec)
-            self.failed.emit(self.spec, f"{self.spec}: cannot build the counter ({type(exc).__name__}: {exc})")
-        else:
-            self.built.emit(self.spec, counter)
 
 
 @dataclass
@@ -449,87 +384,3 @@ def _count_records(path: str) -> int:
             return sum(1 for line in handle if line.strip())
     except OSError:
         return 0
-
-
-class LatestJobThread(QThread):
-    """Runs jobs one at a time off the GUI thread; a job submitted while another waits replaces it, so
-    the newest request always runs next and a burst of edits costs one run, not one per edit.
-
-    ``done(generation, value)`` reports what a job returned; a job is called with its generation.
-    """
-
-    done = Signal(int, object)
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self._cond = threading.Condition()
-        self._job: tuple[int, object] | None = None
-        self._stopping = False
-        self.latest = 0
-
-    def submit(self, generation: int, job) -> None:
-        with self._cond:
-            self._job = (generation, job)
-            self.latest = generation
-            self._cond.notify()
-        if not self.isRunning():
-            self.start()
-
-    def is_stale(self, generation: int) -> bool:
-        """A newer job was submitted after ``generation`` (a long job checks this to stop early)."""
-        return generation != self.latest or self._stopping
-
-    def run(self) -> None:
-        while True:
-            with self._cond:
-                while self._job is None and not self._stopping:
-                    self._cond.wait()
-                if self._stopping:
-                    return
-                generation, job = self._job
-                self._job = None
-            try:
-                value = job(generation)
-            except Exception as exc:  # jobs report their own errors; this is a bug, kept off the person's screen
-                log.exception("background job %d", generation)
-                value = exc
-            self.done.emit(generation, value)
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopping = True
-            self._job = None
-            self._cond.notify()
-        self.wait()
-
-
-class LatestJob(QObject):
-    """One kind of background job (a recount, a re-assembly): runs off the GUI thread, newest call
-    first, and reports only the newest call's value (``finished``); an older one still running is
-    superseded. A job that raises reports the exception as its value (it is logged too)."""
-
-    finished = Signal(object)
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._thread = LatestJobThread(self)
-        self._thread.done.connect(self._done)
-        self._submitted = 0
-        self._received = 0
-
-    def submit(self, job: Callable[[], object]) -> None:
-        self._submitted += 1
-        self._thread.submit(self._submitted, lambda _generation: job())
-
-    def _done(self, generation: int, value: object) -> None:
-        if generation != self._submitted:
-            return
-        self._received = generation
-        self.finished.emit(value)
-
-    def is_idle(self) -> bool:
-        return self._received == self._submitted
-
-    def stop(self) -> None:
-        self._received = self._submitted
-        self._thread.stop()

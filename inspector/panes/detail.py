@@ -13,10 +13,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QPlainTex
 
 import core
 
-from . import theme
-from .document import ItemContent, Row, item_content, receipt_fields, section_summary
-from .models import FindingsModel
-from .providers import imported_fields, imported_notes
+from .. import theme
+from ..document import ItemContent, Row, item_content, receipt_fields, section_summary
+from ..models import FindingsModel
+from ..document.imported import imported_fields, imported_notes
 from .requestview import RequestView
 
 

@@ -13,8 +13,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 import core
 from core.replay import Edits
 
-from .replaysession import ReplayOutcome, ReplayTarget
-from .workers import LatestJobThread
+from ..document.replay import ReplayOutcome, ReplayTarget
+from .latest import LatestJobThread
 
 DEBOUNCE_MS = 120
 SWEEP_DEBOUNCE_MS = 250

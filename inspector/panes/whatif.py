@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from core.replay import SweepPoint
 
-from . import theme
+from .. import theme
 
 FAIL_COLOUR = "#C62828"
 

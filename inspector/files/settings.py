@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QMainWindow, QSplitter
 
 ORGANISATION = "ContextInspector"
 APPLICATION = "context-inspector"
@@ -90,3 +91,27 @@ class Settings:
 
     def sync(self) -> None:
         self._store.sync()
+
+
+def restore_window(window: QMainWindow, settings: Settings, splitters: dict[str, QSplitter]) -> None:
+    """The window's size, docks and splitters as the person left them (a default size the first time)."""
+    geometry = settings.geometry("geometry")
+    if geometry is not None:
+        window.restoreGeometry(geometry)
+    else:
+        window.resize(1500, 950)
+    state = settings.geometry("state")
+    if state is not None:
+        window.restoreState(state)
+    for key, splitter in splitters.items():
+        saved = settings.geometry(key)
+        if saved is not None:
+            splitter.restoreState(saved)
+
+
+def save_window(window: QMainWindow, settings: Settings, splitters: dict[str, QSplitter]) -> None:
+    settings.set_geometry("geometry", window.saveGeometry())
+    settings.set_geometry("state", window.saveState())
+    for key, splitter in splitters.items():
+        settings.set_geometry(key, splitter.saveState())
+    settings.sync()
