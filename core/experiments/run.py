@@ -73,12 +73,15 @@ def header(experiment: Experiment, counter: TokenCounter, model: dict[str, Any])
 
 
 def run_experiment(experiment: Experiment, counter: TokenCounter, output: str, *, overwrite: bool = False,
-                   progress: Progress | None = None, cancel: threading.Event | None = None) -> int:
+                   progress: Progress | None = None, cancel: threading.Event | None = None,
+                   results: dict[str, AssemblyResult] | None = None) -> int:
     """Run every variant under every seed and write the answers file; returns the answers recorded.
 
-    ``EndpointError`` (unreachable, timeout, HTTP error) propagates; ``cancel`` stops between runs
-    and between the wait for a reply (``AssemblyCancelled``)."""
-    results = build_all(experiment, counter)  # refuse a bad variant before any network traffic
+    ``results`` are the variants' requests if already built (``build_all``). ``EndpointError``
+    (unreachable, timeout, wrong route or key) propagates; ``cancel`` stops between runs and during
+    the wait for a reply (``AssemblyCancelled``)."""
+    if results is None:
+        results = build_all(experiment, counter)  # refuse a bad variant before any network traffic
     endpoint = experiment.endpoint
     model = endpoint.model_identity()
     total = len(results) * len(experiment.seeds)
