@@ -96,3 +96,18 @@ __all__ += [
     "SWEEP_FORMAT", "BucketMember", "Setting", "bucket_members", "is_sweep", "is_sweep_file", "load_sweep",
     "member_location", "run_sweep", "setting_of", "settings_from", "sweep_text",
 ]
+# Experiments (seeds 003 and 001): variants sent to a model endpoint, answers recorded and graded offline;
+# the permission check and the request record (seed 001, 3.3 and 3.5).
+from .experiments import (EXPERIMENT_FORMAT, ILLUSTRATION, AnswersFile, Endpoint, EndpointError,  # noqa: E402
+                          Experiment, Grade, Graded, PositionPoint, Rules, Sampling, Subject, VariantError,
+                          grade_file, load_answers, load_rules, load_subject, parse_rules, run_experiment,
+                          sniff_answers, wilson)
+from .experiments import build_all as build_experiment  # noqa: E402
+from .permissions import NOT_PERMITTED, permitted, recorded_json  # noqa: E402
+
+__all__ += [
+    "EXPERIMENT_FORMAT", "ILLUSTRATION", "AnswersFile", "Endpoint", "EndpointError", "Experiment", "Grade", "Graded",
+    "PositionPoint", "Rules", "Sampling", "Subject", "VariantError", "grade_file", "load_answers", "load_rules",
+    "load_subject", "parse_rules", "run_experiment", "sniff_answers", "wilson", "build_experiment",
+    "NOT_PERMITTED", "permitted", "recorded_json",
+]

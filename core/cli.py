@@ -32,7 +32,7 @@ PROG = "context-assembler"
 # Commands that live in a module of their own under core/commands/: each module has
 # ``add_parser(sub) -> argparse.ArgumentParser`` (it adds its sub-parser and returns it) and
 # ``run(args) -> int`` (an exit code; it may raise the core's errors, handled here like any command's).
-COMMAND_MODULES: tuple[str, ...] = ("tokenizers", "show", "session", "sweep")
+COMMAND_MODULES: tuple[str, ...] = ("tokenizers", "show", "session", "sweep", "experiment", "grade")
 
 
 class _Parser(argparse.ArgumentParser):

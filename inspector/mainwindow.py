@@ -19,6 +19,7 @@ import core
 
 from . import APP_NAME
 from .controllers.counter import CounterController
+from .controllers.experiments import ExperimentsController
 from .controllers.imports import ImportController
 from .controllers.opening import Opener
 from .controllers.replay import ReplayWiring
@@ -33,6 +34,7 @@ from .help import about_box, about_text
 from .menus import build_actions, build_menus
 from .panes.budgetbar import BudgetBar
 from .panes.detail import DetailTabs
+from .panes.experiments import ExperimentsPane
 from .panes.importbar import ImportedRequestBar
 from .panes.messagebar import MessageBar
 from .panes.replaypanel import ReplayPanel
@@ -68,6 +70,7 @@ class MainWindow(QMainWindow):
         self.sweeps = SweepController(self)
         self.imports = ImportController(self)
         self.sessions = SessionController(self)
+        self.experiments = ExperimentsController(self)
         self.saver = Saver(self)
         build_actions(self)
         self.replaying = ReplayWiring(self)
@@ -131,6 +134,9 @@ class MainWindow(QMainWindow):
                                        Qt.DockWidgetArea.BottomDockWidgetArea)
         self.sweep_pane = SweepPane(self)
         self.sweep_dock = self._dock("Sweep", "sweepDock", self.sweep_pane, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.experiments_pane = ExperimentsPane(self)
+        self.experiments_dock = self._dock("Experiments", "experimentsDock", self.experiments_pane,
+                                           Qt.DockWidgetArea.BottomDockWidgetArea)
 
         self.status = StatusLine(self.statusBar())
         self.counter_label, self.tokens_label = self.status.counter_label, self.status.tokens_label
@@ -241,6 +247,15 @@ class MainWindow(QMainWindow):
 
     def open_files(self, paths: list[str]) -> None:
         self.opener.open_files(paths)
+        self.experiments.files_opened(paths)  # an answers file also fills the Experiments pane
+
+    def show_experiment(self, view) -> None:
+        self.experiments_pane.show_view(view)
+        self.show_experiments_dock()
+
+    def show_experiments_dock(self) -> None:
+        self.experiments_dock.show()
+        self.experiments_dock.raise_()
 
     def open_demo(self) -> None:
         self.opener.open_demo()
@@ -285,7 +300,8 @@ class MainWindow(QMainWindow):
 
     def is_idle(self, *, ignore_sweep: bool = False) -> bool:
         return (not self.opener.is_busy() and not self.counters.pending and self.replay.is_idle()
-                and self.imports.is_idle() and self.sessions.is_idle() and (ignore_sweep or self.sweeps.is_idle()))
+                and self.imports.is_idle() and self.sessions.is_idle() and self.experiments.is_idle()
+                and (ignore_sweep or self.sweeps.is_idle()))
 
     # ------------------------------------------------------------------ selection (the one state)
 
@@ -427,6 +443,7 @@ class MainWindow(QMainWindow):
         self.replay.shutdown()
         self.imports.stop()
         self.sessions.stop()
+        self.experiments.wait()
         self.opener.wait()
         self.counters.wait()
         self.sweeps.wait()
