@@ -177,8 +177,9 @@ def test_a_broken_transcript_line_names_format_and_place(tmp_path, name, line, f
     path = tmp_path / name
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     imported = import_file(path)  # only the calls that include the line are unreadable: the rest open
-    assert any(str(w).startswith(place) and "skipped" in str(w) for w in imported.warnings)
-    assert imported.format.name == fmt
+    assert any(str(w).startswith(place) and "could not be read" in str(w) for w in imported.warnings)
+    assert imported.failed and all(f.place.startswith(place) for f in imported.failed)  # rows of their own
+    assert imported.requests and imported.format.name == fmt
 
 
 @pytest.mark.parametrize("name, fmt", [("claude_code_session.jsonl", "claude-code-transcript"),

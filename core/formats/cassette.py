@@ -7,13 +7,12 @@ response is server-sent-event text. A ``traceparent`` header gives the trace and
 """
 from __future__ import annotations
 
-import gzip
 import json
 import re
-import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..inputs import inflate
 from . import anthropic, openai
 from .model import ImportNote
 from .normalise import Malformed, Outcome, as_int, shown_names, updated
@@ -37,16 +36,13 @@ def body_text(body: Any, place: str, headers: Any = None) -> Any:
     if isinstance(body, (dict, list)):
         return body
     if isinstance(body, bytes):
-        if body[:2] == b"\x1f\x8b":
+        kind = "gzip" if body[:2] == b"\x1f\x8b" else "deflate" if "deflate" in _header(headers, "content-encoding") \
+            else None
+        if kind is not None:  # bounded: a bomb is refused while it inflates (core.inputs)
             try:
-                body = gzip.decompress(body)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise Malformed(place, f"gzip-compressed body cannot be decompressed: {exc}") from None
-        elif "deflate" in _header(headers, "content-encoding"):
-            try:
-                body = zlib.decompress(body)
-            except zlib.error as exc:
-                raise Malformed(place, f"deflate-compressed body cannot be decompressed: {exc}") from None
+                body = inflate(body, kind=kind)
+            except ValueError as exc:
+                raise Malformed(place, f"body: {exc}") from None
         try:
             return body.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -114,7 +110,7 @@ def import_cassette(data: dict[str, Any]) -> Outcome:
         try:
             found = _interaction(interaction, place, i)
         except Malformed as exc:
-            out.fail(exc, "interaction")
+            out.fail(exc, "interaction", _label(interaction["request"], i))
             continue
         if found is None:
             request = interaction["request"]
@@ -131,9 +127,8 @@ def _interaction(interaction: dict[str, Any], place: str, index: int) -> Outcome
     request = interaction["request"]
     response = interaction.get("response") if isinstance(interaction.get("response"), dict) else {}
     uri = str(request.get("uri") or "")
-    method = str(request.get("method") or "").upper()
     parts = urlsplit(uri)
-    label = f"interaction {index + 1}: {method} {parts.netloc}{parts.path}".rstrip()
+    label = _label(request, index)
     where = f"{place}.request.body"
     body = _decoded(body_text(_body(request), where, request.get("headers")))
     if is_otlp(body):  # a recorded OTLP export
@@ -168,6 +163,11 @@ def _interaction(interaction: dict[str, Any], place: str, index: int) -> Outcome
 
 
 CHAT_PATHS = ("/chat/completions", "/v1/messages")
+
+
+def _label(request: dict[str, Any], index: int) -> str:
+    parts = urlsplit(str(request.get("uri") or ""))
+    return f"interaction {index + 1}: {str(request.get('method') or '').upper()} {parts.netloc}{parts.path}".rstrip()
 
 
 def _body(message: dict[str, Any]) -> Any:

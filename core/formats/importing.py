@@ -36,19 +36,28 @@ def _bodies(parsed: Parsed, name: str) -> Outcome:
         else:
             items.append((f"line {line}" if line is not None else "", value))
     for place, value in items:
-        found = chat_body(value)
-        if found is None:
-            raise Malformed(place or "top level", "expected a chat request body with 'messages'")
-        body, response = found
-        inner = place
-        if body is not value:  # wrapped: {request, response} or a batch line {custom_id, body}
-            key = "request" if value.get("request") is body else "body"
-            inner = f"{place}.{key}" if place else key
         custom = value.get("custom_id") if isinstance(value, dict) else None
         label = str(custom) if isinstance(custom, str) else (f"request {place}" if place else "request body")
-        module = anthropic if anthropic.has_markers(body) or name == "anthropic-messages" else openai
-        out.requests.append(module.import_body(body, inner, label, response=response))
+        try:
+            out.requests.append(_body(value, place, label, name))
+        except Malformed as exc:
+            if len(items) == 1:
+                raise
+            out.fail(exc, "request body", label)
     return out
+
+
+def _body(value: Any, place: str, label: str, name: str):
+    found = chat_body(value)
+    if found is None:
+        raise Malformed(place or "top level", "expected a chat request body with 'messages'")
+    body, response = found
+    inner = place
+    if body is not value:  # wrapped: {request, response} or a batch line {custom_id, body}
+        key = "request" if value.get("request") is body else "body"
+        inner = f"{place}.{key}" if place else key
+    module = anthropic if anthropic.has_markers(body) or name == "anthropic-messages" else openai
+    return module.import_body(body, inner, label, response=response)
 
 
 def _genai_attributes(parsed: Parsed, name: str) -> Outcome:
@@ -110,14 +119,15 @@ def import_parsed(parsed: Parsed) -> ImportedFile:
     if not outcome.requests and outcome.failures:
         first = outcome.failures[0]
         more = f" ({len(outcome.failures) - 1} more model calls failed too)" if len(outcome.failures) > 1 else ""
-        raise FormatError(parsed.path, info.name, first.place, first.problem + more)
+        raise FormatError(parsed.path, info.name, first.place, first.reason + more)
     warnings = list(parsed.notes) + outcome.warnings
     seen = set(warnings)
     for request in outcome.requests:  # a transcript's calls share their earlier notes: each listed once
         fresh = [w for w in request.warnings if w not in seen]
         seen.update(fresh)
         warnings += fresh
-    return ImportedFile(path=parsed.path, format=info, requests=outcome.requests, warnings=warnings)
+    return ImportedFile(path=parsed.path, format=info, requests=outcome.requests, warnings=warnings,
+                        failed=outcome.failures, spans=outcome.spans)
 
 
 def import_file(path: str | Path) -> ImportedFile:
