@@ -121,9 +121,11 @@ def test_codex_real_rollouts():
     assert [r.label.split("(")[1].rstrip(")") for r in imported.requests] == [
         "line 4", "line 7", "line 9", "line 11", "line 13", "line 15", "line 17"]
     last = imported.requests[-1]
-    assert roles(last) == "suuatauauauauau" and last.messages[0].content == "(instructions omitted)"
+    # session_meta.instructions are the user's instructions, which the first user message holds: no system message
+    assert roles(last) == "uuatauauauauau" and last.messages[0].content.startswith("# AGENTS.md instructions")
+    assert any("user instructions (22 chars" in str(w) for w in imported.warnings)
     assert [c.id for m in last.messages for c in m.tool_calls] == ["call_1"]
-    assert "[image: image/gif, 43 bytes]" in last.messages[8].content
+    assert "[image: image/gif, 43 bytes]" in last.messages[7].content
     imported = import_file(real("agent-transcripts/agent-sessions-stage0-codex-small.jsonl"))
     assert imported.format.name == "codex-rollout" and imported.requests
     text = "\n".join(str(w) for w in imported.warnings)

@@ -18,8 +18,8 @@ from ..providers.responses import ItemReader, is_assistant_item, usage_figures
 from . import CODEX, Shared, kind_of, message_of
 
 RECONSTRUCTED = ("reconstructed from a Codex rollout: the input is the conversation before this turn; the tool "
-                 "definitions Codex sent are not recorded, so the provider's input-token figure includes tokens "
-                 "this request lacks")
+                 "definitions Codex sent are not recorded (nor its base instructions, unless session_meta holds "
+                 "base_instructions), so the provider's input-token figure includes tokens this request lacks")
 
 
 class _Built:
@@ -74,12 +74,14 @@ class _Rollout:
             self.notes.append(ImportNote(place, f"another session_meta ({ident}): a resumed, forked or sub-agent "
                                                 "session; its items continue the same conversation here"))
         self.session = ident if isinstance(ident, str) else self.session
-        instructions = payload.get("instructions")
+        user_instructions = payload.get("instructions")
+        if isinstance(user_instructions, str) and user_instructions:
+            self.notes.append(ImportNote(f"{place}.instructions", f"user instructions ({len(user_instructions)} "
+                                         "chars, AGENTS.md and the like): Codex sends them inside the conversation, "
+                                         "as a user message; not added again as a system message"))
         base = payload.get("base_instructions")
-        if isinstance(base, dict) and isinstance(base.get("text"), str):
-            instructions = base["text"]
-        if isinstance(instructions, str) and self.system is None:
-            self.system = Draft("system", instructions, f"{place}.instructions")
+        if isinstance(base, dict) and isinstance(base.get("text"), str) and self.system is None:
+            self.system = Draft("system", base["text"], f"{place}.base_instructions.text")
             self.reader.drafts.insert(0, self.system)
             self.built = _Built()
 
