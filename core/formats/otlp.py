@@ -183,7 +183,7 @@ def import_records(records: list[tuple[int | None, Any]], file_format: str) -> O
             try:
                 out.requests.append(request_from_span(view, label, file_format))
             except Malformed as exc:
-                out.fail(exc, "span")
+                out.fail(exc, "span", label)
     if skipped:
         out.warnings.append(ImportNote("", f"{len(skipped)} span(s) are not model calls and were skipped: "
                                               f"{shown_names(skipped)}"))

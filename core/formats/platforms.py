@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..contracts import ChatMessage
-from .genai import (CACHED_INPUT_KEYS, Event, SpanView, attribute_tools, chat_message, is_model_call, request_from_span,
+from .genai import (CACHED_INPUT_KEYS, Event, SpanView, attribute_tools, chat_message, chat_messages, is_model_call, request_from_span,
                     span_node)
 from .model import ImportedRequest, ImportNote, Recorded, SpanNode
 from .normalise import (Context, Draft, Malformed, Outcome, as_int, finish, output_messages, parse_json_text,
@@ -61,7 +61,7 @@ def import_langfuse(data: dict[str, Any]) -> Outcome:
         try:
             out.requests.append(_generation(obs, trace, place))
         except Malformed as exc:
-            out.fail(exc, "observation")
+            out.fail(exc, "observation", f"{name} (observation {obs.get('id')})")
     if skipped:
         out.warnings.append(ImportNote(key, f"{len(skipped)} observation(s) are not generations and were "
                                                f"skipped: {shown_names(skipped)}"))
@@ -147,10 +147,7 @@ def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: 
     elif isinstance(value, str):
         drafts.append(Draft("user", value, where))
     elif isinstance(value, list):
-        for i, message in enumerate(value):
-            if not isinstance(message, dict):
-                raise Malformed(f"{where}[{i}]", f"a message must be an object, found {type(message).__name__}")
-            drafts += chat_message(message, f"{where}[{i}]", ctx)
+        drafts += chat_messages(value, where, ctx)
     else:
         raise Malformed(where, "no input messages recorded")
     recorded = Recorded(format=f"{LANGFUSE}/input", name=obs.get("name"), trace_id=trace_id, span_id=obs.get("id"),
@@ -235,10 +232,11 @@ def import_phoenix(spans: list[Any], lines: list[int | None] | None = None) -> O
         if not is_model_call(view):
             skipped.append(f"{view.name} ({span.get('span_kind') or 'no kind'})")
             continue
+        label = f"{view.name or 'llm'} (span {view.span_id})"
         try:
-            out.requests.append(request_from_span(view, f"{view.name or 'llm'} (span {view.span_id})", PHOENIX))
+            out.requests.append(request_from_span(view, label, PHOENIX))
         except Malformed as exc:
-            out.fail(exc, "span")
+            out.fail(exc, "span", label)
     if skipped:
         out.warnings.append(ImportNote("", f"{len(skipped)} span(s) are not LLM spans and were skipped: "
                                               f"{shown_names(skipped)}"))
@@ -268,7 +266,7 @@ def import_promptfoo(data: dict[str, Any]) -> Outcome:
         try:
             out.requests.append(_promptfoo_result(result, place, i))
         except Malformed as exc:
-            out.fail(exc, "result")
+            out.fail(exc, "result", f"result {i + 1}")
     return out
 
 

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import TemplateRefused
-from ..formats.count import _adapt  # the adaptations count_imported makes, in the same order
+from ..formats.adapt import adapt, step_sets  # the adaptations count_imported makes, in the same order
 
 MEMO_LIMIT = 200_000  # text pieces remembered per session; past it the memo starts afresh
 
@@ -85,12 +85,10 @@ class SessionTokens:
         """Ids of a recorded call, adapted the way ``count_imported`` adapts what the template refuses
         (the notes say how); raises ``TemplateRefused`` with the template's first refusal."""
         first: TemplateRefused | None = None
-        for drop_text, drop_trailing in ((False, False), (True, False), (True, True)):
-            counted, _, notes = _adapt(messages, drop_text, drop_trailing, self.counter.name)
-            if (drop_text or drop_trailing) and not notes:
-                continue
+        for steps in step_sets(messages, self.counter):  # fewest adaptations first, as count_imported tries them
+            counted, _, notes = adapt(messages, steps, self.counter)
             if not counted:
-                break
+                continue
             try:
                 return self.token_ids(counted, tools), notes
             except TemplateRefused as exc:
