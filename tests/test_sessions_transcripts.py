@@ -23,22 +23,28 @@ def transcript(name: str, fmt: str):
 
 
 class Unmemoised:
-    """The counter's own ``token_ids``, without the session's memo of text pieces."""
+    """The counter itself, without the way to the session's memo of text pieces."""
 
     def __init__(self, counter) -> None:
-        self.token_ids, self.name = counter.token_ids, counter.name
+        self._counter = counter
+
+    def __getattr__(self, name):
+        if name == "_counting_path":
+            raise AttributeError(name)
+        return getattr(self._counter, name)
 
 
 def assert_prefixes_are_the_counters(session) -> None:
     """Every call's total and every prefix equal what the counter's own ids give (adapted as the session
     adapts what the template refuses), computed apart."""
     plain = SessionTokens(Unmemoised(default_counter()))
-    ids = [plain.call_ids(list(c.request.messages), list(c.request.tools))[0] if c.input_tokens is not None
-           else None for c in session.calls]
-    for call, diff, mine in zip(session.calls, session.diffs, ids):
+    counted = [plain.call_ids(list(c.request.messages), list(c.request.tools)) if c.input_tokens is not None
+               else None for c in session.calls]
+    ids = [c[0] if c is not None else None for c in counted]
+    for call, diff, mine, each in zip(session.calls, session.diffs, ids, counted):
         if mine is None:
             continue
-        assert call.input_tokens == len(mine)
+        assert call.input_tokens == len(mine) + each[2]
         theirs = ids[diff.earlier] if diff is not None else None
         if theirs is not None:
             shared = next((i for i, (a, b) in enumerate(zip(theirs, mine)) if a != b), min(len(theirs), len(mine)))
@@ -70,3 +76,14 @@ def test_codex_small_rollout_compactions_are_removals():
     assert len(session.calls) == 8
     assert session.removal_calls == [5, 6, 7]  # the rollout's compactions (lines 26, 47, 69, 81)
     assert_prefixes_are_the_counters(session)
+
+
+def test_session_totals_equal_count_imported():
+    from core.formats import count_imported
+
+    counter = default_counter()
+    for name in ("codex-transcripts-sample_session.jsonl", "agent-sessions-stage0-codex-small.jsonl"):
+        session = open_session(transcript(name, "codex-rollout"), counter)
+        for call in session.calls:
+            if call.input_tokens is not None:
+                assert call.input_tokens == count_imported(call.request, counter).input_tokens

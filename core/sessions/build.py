@@ -88,15 +88,17 @@ def session_from_import(imported: ImportedFile, counter: TokenCounter, *,
                            span_path=span_path(spans, recorded.parent_span_id))
         calls.append(call)
         try:
-            ids, notes = tokens.call_ids(list(request.messages), list(request.tools))
+            ids, notes, apart = tokens.call_ids(list(request.messages), list(request.tools))
         except TemplateRefused as exc:
             call.error = f"{counter.name} cannot count this call: {exc.template_message}"
             warnings.append(f"call {index + 1} ({request.label}): {call.error}")
             packed[index] = None
         else:
-            call.input_tokens, call.count_notes = len(ids), notes
+            # text the template would not take is counted apart, as count_imported counts it; the prefix
+            # is the rendered ids' alone
+            call.input_tokens, call.count_notes = len(ids) + apart, notes
             packed[index] = pack(ids)
-            call.sections = _sections(request, message_tokens, len(ids), counter)
+            call.sections = _sections(request, message_tokens, len(ids) + apart, counter)
         packed.move_to_end(index)
         while len(packed) > KEPT_IDS:
             packed.popitem(last=False)

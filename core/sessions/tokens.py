@@ -81,16 +81,17 @@ class SessionTokens:
         except Exception as exc:  # mistral-common's own refusal (ordering, ids, roles)
             raise TemplateRefused(self.counter.name, f"{type(exc).__name__}: {exc}") from None
 
-    def call_ids(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> tuple[list[int], list[str]]:
+    def call_ids(self, messages: list[ChatMessage], tools: list[ToolDefinition]) -> tuple[list[int], list[str], int]:
         """Ids of a recorded call, adapted the way ``count_imported`` adapts what the template refuses
-        (the notes say how); raises ``TemplateRefused`` with the template's first refusal."""
+        (the notes say how), and the tokens of text counted apart from the template's render (text the
+        template will not take beside tool calls); raises ``TemplateRefused`` with the first refusal."""
         first: TemplateRefused | None = None
         for steps in step_sets(messages, self.counter):  # fewest adaptations first, as count_imported tries them
-            counted, _, notes = adapt(messages, steps, self.counter)
+            counted, units, notes = adapt(messages, steps, self.counter)
             if not counted:
                 continue
             try:
-                return self.token_ids(counted, tools), notes
+                return self.token_ids(counted, tools), notes, sum(u.extra for u in units)
             except TemplateRefused as exc:
                 first = first or exc
         raise first or TemplateRefused(self.counter.name, "there is nothing to count")
