@@ -64,10 +64,29 @@ def test_claude_code_viewer_transcript_170_calls_in_time_order():
     session = open_session(transcript("claude-code-viewer-fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
                                       "claude-code-transcript"), default_counter())
     assert len(session.calls) == 170
+    # the main chain is one conversation; each sub-agent (sidechain) is one of its own
+    main = [c for c in session.calls if "sidechain" not in c.label]
+    assert {c.conversation for c in main} == {0} and len(main) == 9
+    assert len({c.conversation for c in session.calls}) == 6
+    assert session.removal_calls == []
     starts = [c.start_time for c in session.calls]
     assert all(s is not None for s in starts) and starts == sorted(starts)
     assert session.peak.input_tokens == max(c.input_tokens for c in session.calls)
     assert all(c.recorded_cached_tokens is not None for c in session.calls)
+    assert_prefixes_are_the_counters(session)
+
+
+def test_claude_code_fixture_compaction_is_marked_and_the_sidechain_is_its_own():
+    from support import FIXTURES
+
+    if "claude-code-transcript" not in FORMATS:
+        pytest.skip("the claude-code-transcript importer is not in this tree")
+    session = open_session(FIXTURES / "formats" / "claude_code_session.jsonl", default_counter())
+    assert [c.conversation for c in session.calls] == [0, 0, 1, 0, 0]
+    assert [c.previous for c in session.calls] == [None, 0, None, 1, 3]
+    assert session.removal_calls == [4]
+    (compaction,) = session.diffs[4].changes
+    assert compaction.kind == "compacted" and compaction.tokens_before > compaction.tokens_after
     assert_prefixes_are_the_counters(session)
 
 

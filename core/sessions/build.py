@@ -17,7 +17,7 @@ from ..formats.importing import import_file
 from ..formats.model import ImportedFile, ImportedRequest, SpanNode
 from ..formats.normalise import infer_sections
 from .diffing import Interner, Predecessors, diff_calls, tool_text
-from .model import CallDiff, Session, SessionCall, conversation_of, start_of
+from .model import CallDiff, Session, SessionCall, conversation_of, scope_of, start_of
 from .tokens import SessionTokens, common_prefix, pack
 
 KEPT_IDS = 16  # packed ids of the latest calls kept for prefix comparisons; older ones are rendered again
@@ -79,7 +79,7 @@ def session_from_import(imported: ImportedFile, counter: TokenCounter, *,
         call_keys = interner.ids(request.messages)
         keys.append(call_keys)
         recorded = request.recorded
-        previous = trie.add(index, conversation_of(recorded), recorded.trace_id, recorded.parent_span_id, call_keys)
+        previous = trie.add(index, conversation_of(recorded), scope_of(recorded), recorded.parent_span_id, call_keys)
         conversation = conversations[previous] if previous is not None else (max(conversations, default=-1) + 1)
         conversations.append(conversation)
         message_tokens = [interner.tokens[k] for k in call_keys]

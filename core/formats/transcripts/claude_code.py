@@ -192,7 +192,9 @@ def _call(turn: list[_Line], by_uuid: dict[str, _Line], number: int) -> Imported
                         else None,
                         started_at=stamp if isinstance(stamp, str) else None, entry_id=first.uuid,
                         parent_id=first.parent, session_id=session if isinstance(session, str) else None,
-                        reconstructed=True)
+                        reconstructed=True,
+                        # the main chain is one conversation through its compactions; a sidechain is its own
+                        conversation_id=session if isinstance(session, str) and not side else None)
     try:
         answer = _assistant_parts(turn, Context())
         output = [ChatMessage(role="assistant", content=answer.content, tool_calls=answer.tool_calls)]
