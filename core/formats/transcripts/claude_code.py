@@ -111,7 +111,9 @@ def _call(turn: list[Line], chains: Chains, number: int, shared: Shared) -> Impo
                         else None,
                         started_at=stamp if isinstance(stamp, str) else None, entry_id=first.uuid,
                         parent_id=first.parent, session_id=session if isinstance(session, str) else None,
-                        reconstructed=True)
+                        reconstructed=True,
+                        # the main chain is one conversation through its compactions; a sidechain is its own
+                        conversation_id=session if isinstance(session, str) and not side else None)
     try:
         answer = assistant_draft(turn, Context())
         output = [ChatMessage(role="assistant", content=answer.content, tool_calls=answer.tool_calls)]
