@@ -137,6 +137,12 @@ class HFCounter(TokenCounter):
             if getattr(token, "special", False):
                 specials.add(str(token.content))
         self._specials = sorted((s for s in specials if s), key=lambda s: (-len(s), s))
+        # Added tokens, special or not, are read out of raw text: role and structure markers among them
+        # (DeepSeek's <｜User｜>, Qwen's <tool_call>, Gemma 4's <|tool_call>) as much as control tokens.
+        added = {int(i): str(t.content) for i, t in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items()
+                 if _marker_like(str(t.content)) or getattr(t, "special", False)}
+        self._added = sorted(set(added.values()) | set(self._specials), key=lambda s: (-len(s), s))
+        self._added_ids = set(added)
 
     @property
     def identity(self) -> CounterIdentity:
@@ -191,9 +197,24 @@ class HFCounter(TokenCounter):
     def control_token_strings(self) -> list[str]:
         return list(self._specials)
 
+    def untrusted_spellings(self) -> list[str]:
+        return list(self._added)
+
+    def control_token_ids(self) -> set[int]:
+        return set(self._added_ids)
+
+    def reads_as_control(self, text: str) -> bool:
+        return not self._added_ids.isdisjoint(self._tokenizer.encode(text, add_special_tokens=False))
+
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
         spans = literal_spans(text, self._specials)
         if not spans:
             return []
         ids = set(self._tokenizer.encode(text, add_special_tokens=False))
         return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
+
+
+def _marker_like(text: str) -> bool:
+    """An added token spelled like a marker (``<tool_call>``, ``[INST]``, ``<|im_end|>``), not a plain
+    word or a run of spaces some vocabularies add: only those are neutralised in untrusted text."""
+    return len(text) >= 3 and any(ch in "<>[]|" for ch in text) and not text.isspace()

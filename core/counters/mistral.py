@@ -185,6 +185,9 @@ class MistralCounter(TokenCounter):
     def control_token_strings(self) -> list[str]:
         return list(self._specials)
 
+    def control_token_ids(self) -> set[int]:
+        return set(range(self._num_special))
+
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
         raw = self._tokenizer.instruct_tokenizer.tokenizer
         ids = raw.encode(text, bos=False, eos=False)
