@@ -100,6 +100,30 @@ def neutralise_request(request: Request, counter: TokenCounter) -> tuple[Request
     return request.model_copy(update={"evidence": evidence, "tool_exchanges": exchanges}), changed
 
 
+def neutralise_sections(sections, counter: TokenCounter):
+    """A plan's sections with their tool messages neutralised (plans carry tool results as messages), and
+    what was changed; ``sections`` itself when nothing needed it."""
+    if not counter.untrusted_spellings():
+        return sections, []
+    changed: list[Neutralised] = []
+    out = {}
+    for name, messages in sections.items():
+        fixed = []
+        for i, message in enumerate(messages):
+            get = message.get if isinstance(message, dict) else lambda key, m=message: getattr(m, key, None)
+            content = get("content")
+            if get("role") == "tool" and isinstance(content, str):
+                text, found = neutralise_text(content, counter)
+                if found:
+                    changed.append(Neutralised(name, get("id") or f"{name}-{i}", tuple(dict.fromkeys(found)),
+                                               len(found)))
+                    message = ({**message, "content": text} if isinstance(message, dict)
+                               else message.model_copy(update={"content": text}))
+            fixed.append(message)
+        out[name] = fixed
+    return (out, changed) if changed else (sections, [])
+
+
 def mark_result(result, changed: list[Neutralised]):
     """Record ``changed`` on the result and in the reasons of the items it names."""
     if not changed:
