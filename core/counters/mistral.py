@@ -1,6 +1,8 @@
 """``mistral:<tokenizer>``: a tokenizer file shipped inside ``mistral-common`` (offline, the embedded default)."""
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import json
 import re
@@ -60,7 +62,8 @@ class MistralCounter(TokenCounter):
                     f"mistral:{tokenizer}: no such tokenizer in mistral-common; bundled: "
                     + ", ".join(bundled_mistral_tokenizers()))
         try:
-            self._tokenizer = MistralTokenizer.from_file(str(path))
+            stat = path.stat()
+            self._tokenizer = _load_tokenizer(str(path), stat.st_mtime_ns, stat.st_size)
         except ImportError as exc:
             raise CounterError(f"mistral:{tokenizer}: {exc}") from None
         except Exception as exc:  # a corrupt or foreign file
@@ -194,6 +197,15 @@ class MistralCounter(TokenCounter):
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text
         return literal_spans(text, self._specials)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_tokenizer(path: str, mtime_ns: int, size: int):
+    """A tokenizer file loaded once per process (tekken takes seconds to load; every command, sweep worker
+    and inspector counter would load it again). Keyed by the file's time and size: a changed file loads anew."""
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    return MistralTokenizer.from_file(path)
 
 
 def _memoised_tool_check(check):
