@@ -366,6 +366,13 @@ def attribute_tools(a: dict[str, Any], place: str, ctx: Context, details: Event 
         return tools
     if "ai.prompt.tools" in a:
         return tool_definitions(a["ai.prompt.tools"], inside(place, "ai.prompt.tools"), ctx)
+    if "model_request_parameters" in a:  # pydantic-ai: its function tools and the output tools it also sends
+        params = parse_json_text(a["model_request_parameters"])
+        where = inside(place, "model_request_parameters")
+        if not isinstance(params, dict):
+            raise Malformed(where, f"expected an object, found {type(params).__name__}")
+        return (tool_definitions(params.get("function_tools"), f"{where}.function_tools", ctx)
+                + tool_definitions(params.get("output_tools"), f"{where}.output_tools", ctx))
     return []
 
 

@@ -1,0 +1,288 @@
+"""Langfuse trace exports (a trace with its observations): each GENERATION is one model call, read
+from the OTel attributes Langfuse kept (``metadata.attributes``) when they hold the messages, else
+from the observation's ``input`` in whichever shape the framework that produced it wrote:
+
+- a chat message list: OpenAI's, LangChain's (tool calls with ``args``; LangChain JS names a tool
+  result's role after its tool), OTel GenAI's (``parts``), pydantic-ai's message events
+  (``event.name``), the Responses API's items;
+- ``{messages, system}``, ``{prompt, system}``, one ``{role, content}`` message;
+- a Gemini request as Google ADK records it (``{model, config: {system_instruction, tools}, contents}``).
+
+Tool definitions come from ``toolDefinitions``, the attributes (``gen_ai.tool.definitions``,
+``llm.tools``, ``ai.prompt.tools``, pydantic-ai's ``model_request_parameters``) or the request's config.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..contracts import ChatMessage
+from .genai import SpanView, attribute_tools, chat_message, chat_messages, is_model_call, request_from_span
+from .model import ImportedRequest, ImportNote, Recorded
+from .normalise import (Context, Draft, Malformed, Outcome, as_int, compact_json, finish, media, output_messages,
+                        parse_json_text, read_parts, shown_names, tool_call, tool_definitions, updated)
+
+LANGFUSE = "langfuse-trace"
+
+
+def is_langfuse(data: Any) -> bool:
+    if isinstance(data, dict) and isinstance(data.get("trace"), dict) and (
+            isinstance(data.get("observations"), list) or isinstance(data["trace"].get("observations"), list)):
+        return True
+    return isinstance(data, dict) and isinstance(data.get("observations"), list) and "projectId" in data
+
+
+def import_langfuse(data: dict[str, Any]) -> Outcome:
+    trace = data.get("trace") if isinstance(data.get("trace"), dict) else data
+    observations = data.get("observations")
+    key = "observations"
+    if not isinstance(observations, list):
+        observations, key = trace.get("observations"), "trace.observations"
+    if not isinstance(observations, list):
+        raise Malformed("observations", "a Langfuse export needs a list of observations")
+    for i, obs in enumerate(observations):
+        if not isinstance(obs, dict):
+            raise Malformed(f"{key}[{i}]", f"an observation must be an object, found {type(obs).__name__}")
+    generations = {o.get("id") for o in observations if o.get("type") == "GENERATION"}
+    wrappers = {o.get("parentObservationId") for o in observations
+                if o.get("type") == "GENERATION" and o.get("parentObservationId") in generations}
+    out = Outcome()
+    skipped: list[str] = []
+    for i, obs in enumerate(observations):
+        place = f"{key}[{i}]"
+        name = str(obs.get("name") or obs.get("id") or place)
+        if obs.get("type") != "GENERATION":
+            skipped.append(f"{name} ({obs.get('type')})")
+            continue
+        if obs.get("id") in wrappers:
+            out.warnings.append(ImportNote(place, f"generation {name!r} wraps another generation (the provider "
+                                                     "call); only the inner call is imported"))
+            continue
+        try:
+            out.requests.append(_generation(obs, trace, place))
+        except Malformed as exc:
+            out.fail(exc, "observation", f"{name} (observation {obs.get('id')})")
+    if skipped:
+        out.warnings.append(ImportNote(key, f"{len(skipped)} observation(s) are not generations and were "
+                                               f"skipped: {shown_names(skipped)}"))
+    return out
+
+
+def _generation(obs: dict[str, Any], trace: dict[str, Any], place: str) -> ImportedRequest:
+    metadata = parse_json_text(obs.get("metadata"))
+    attrs = metadata.get("attributes") if isinstance(metadata, dict) else None
+    attrs = dict(attrs) if isinstance(attrs, dict) else {}
+    trace_id = obs.get("traceId") or trace.get("id")
+    label = f"{obs.get('name') or 'generation'} (observation {obs.get('id')})"
+    usage = obs.get("usageDetails") if isinstance(obs.get("usageDetails"), dict) else {}
+    params = obs.get("modelParameters") if isinstance(obs.get("modelParameters"), dict) else {}
+    view = SpanView(attributes=attrs, place=f"{place}.metadata.attributes", name=obs.get("name"),
+                    trace_id=trace_id, span_id=obs.get("id"))
+    if is_model_call(view) and any(k.startswith(("gen_ai.input", "gen_ai.prompt", "llm.input_messages",
+                                                  "ai.prompt.messages")) for k in attrs):
+        imported = request_from_span(view, label, LANGFUSE)
+    else:
+        imported = _from_input(obs, params, place, label, trace_id)
+    if not imported.tools:  # a generation read from its input still offered the tools its attributes name
+        ctx = Context()
+        tools = obs.get("toolDefinitions")
+        imported.tools = tool_definitions(tools, f"{place}.toolDefinitions", ctx) if tools else \
+            attribute_tools(attrs, view.place, ctx)
+        imported.warnings += ctx.warnings
+    if not imported.output:
+        imported.output = _langfuse_output(obs.get("output"))
+    imported.recorded = updated(
+        imported.recorded, model=imported.recorded.model or obs.get("model"),
+        input_tokens=imported.recorded.input_tokens or as_int(usage.get("input")) or as_int(obs.get("inputUsage")),
+        output_tokens=imported.recorded.output_tokens or as_int(usage.get("output")) or as_int(obs.get("outputUsage")),
+        finish_reason=imported.recorded.finish_reason or params.get("finishReason"))
+    return imported
+
+
+def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: str,
+                trace_id: Any) -> ImportedRequest:
+    """Messages from the observation's ``input`` (the shapes are listed in the module's docstring)."""
+    ctx = Context()
+    where = f"{place}.input"
+    value = parse_json_text(obs.get("input"))
+    drafts: list[Draft] = []
+    tools = []
+    if isinstance(value, dict) and isinstance(value.get("contents"), list):  # a Gemini request (Google ADK)
+        drafts, tools = _gemini_request(value, where, ctx)
+        value = None
+    elif isinstance(value, dict) and value.get("system") is not None:
+        parts = read_parts(value["system"], f"{where}.system", ctx)
+        drafts.append(Draft("system", parts.text() or "", f"{where}.system"))
+    elif isinstance(params.get("instructions"), str):  # the Responses API sends its system prompt apart
+        drafts.append(Draft("system", params["instructions"], f"{place}.modelParameters.instructions"))
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+        where += ".messages"
+    if value is None:
+        pass
+    elif isinstance(value, dict) and isinstance(value.get("prompt"), str):
+        drafts.append(Draft("user", value["prompt"], f"{where}.prompt"))
+    elif isinstance(value, dict) and "role" in value:  # one message
+        drafts += chat_message(value, where, ctx)
+    elif isinstance(value, str):
+        drafts.append(Draft("user", value, where))
+    elif isinstance(value, list):
+        drafts += chat_messages(value, where, ctx)
+    elif isinstance(value, dict):
+        keys = ", ".join(sorted(str(k) for k in value)[:6]) or "none"
+        raise Malformed(where, f"the recorded input is an object with keys {keys}: no messages, role or prompt "
+                               "(the producer did not record what was sent)")
+    else:
+        raise Malformed(where, "no input messages recorded" if value is None
+                        else f"the recorded input is a {type(value).__name__}, not messages")
+    recorded = Recorded(format=f"{LANGFUSE}/input", name=obs.get("name"), trace_id=trace_id, span_id=obs.get("id"),
+                        source_place=place, model=obs.get("model"),
+                        provider=params.get("system") if isinstance(params.get("system"), str) else None)
+    return finish(label, drafts, tools, recorded, ctx, output=_langfuse_output(obs.get("output")))
+
+
+GEMINI_ROLES = {"user": "user", "model": "assistant", "assistant": "assistant", "function": "tool", "tool": "tool"}
+
+
+def _gemini_request(request: dict[str, Any], where: str, ctx: Context) -> tuple[list[Draft], list]:
+    """A Gemini request as Google ADK records it: ``config.system_instruction``, ``config.tools`` and
+    ``contents`` of parts (text, function_call, function_response, inline_data, file_data, thought),
+    snake_case or camelCase. A function response is paired with the latest call of its name when it
+    carries no id (Gemini calls often have none)."""
+    config = request.get("config") if isinstance(request.get("config"), dict) else {}
+    drafts: list[Draft] = []
+    system = next((config.get(k) for k in ("system_instruction", "systemInstruction") if config.get(k)), None)
+    if system is not None:
+        at = f"{where}.config.system_instruction"
+        drafts.append(Draft("system", _gemini_parts(system, at, ctx, {})[0] or "", at))
+    by_name: dict[str, str] = {}
+    for i, content in enumerate(request["contents"]):
+        at = f"{where}.contents[{i}]"
+        if not isinstance(content, dict):
+            raise Malformed(at, f"a content must be an object, found {type(content).__name__}")
+        role = GEMINI_ROLES.get(str(content.get("role") or "user"))
+        if role is None:
+            raise Malformed(f"{at}.role", f"unknown Gemini role {content.get('role')!r}")
+        text, calls, results = _gemini_parts(content, at, ctx, by_name)
+        drafts += [Draft("tool", body, place, tool_call_id=call_id) for call_id, body, place in results]
+        if text is not None or calls:
+            drafts.append(Draft("assistant" if role == "assistant" else "user", text, at, tool_calls=calls)
+                          if role != "tool" else Draft("tool", text or "", at))
+    tools_value = config.get("tools")
+    tools = _gemini_tools(tools_value, f"{where}.config.tools", ctx) if tools_value is not None else []
+    return drafts, tools
+
+
+def _gemini_parts(content: Any, at: str, ctx: Context, by_name: dict[str, str]):
+    content = parse_json_text(content)
+    if isinstance(content, str):
+        return content, [], []
+    parts = content.get("parts") if isinstance(content, dict) else content
+    if not isinstance(parts, list):
+        raise Malformed(f"{at}.parts", f"expected a list of parts, found {type(parts).__name__}")
+    texts, calls, results = [], [], []
+    for j, part in enumerate(parts):
+        here = f"{at}.parts[{j}]"
+        if not isinstance(part, dict):
+            raise Malformed(here, f"a part must be an object, found {type(part).__name__}")
+        call = part.get("function_call", part.get("functionCall"))
+        response = part.get("function_response", part.get("functionResponse"))
+        blob = part.get("inline_data", part.get("inlineData"))
+        file_data = part.get("file_data", part.get("fileData"))
+        if isinstance(call, dict):
+            call_id = call.get("id")
+            if not isinstance(call_id, str) or not call_id:
+                call_id = ctx.new_id("gemini-call")
+                ctx.warn(here, f"function call without an id: named {call_id!r} here; its response is paired by name")
+            made = tool_call(call_id, call.get("name"), call.get("args"), here, ctx)
+            by_name[made.name] = made.id
+            calls.append(made)
+        elif isinstance(response, dict):
+            name = response.get("name")
+            call_id = response.get("id") or by_name.get(name if isinstance(name, str) else "")
+            if call_id is None:
+                ctx.warn(here, f"function response {name!r} answers no earlier call of that name")
+            body = response.get("response")
+            results.append((call_id, body if isinstance(body, str) else compact_json(body), here))
+        elif isinstance(blob, dict):
+            data = blob.get("data")
+            texts.append(media(ctx, "inline data", mime=blob.get("mime_type") or blob.get("mimeType"),
+                               data=data if isinstance(data, str) else None))
+        elif isinstance(file_data, dict):
+            uri = file_data.get("file_uri") or file_data.get("fileUri")
+            texts.append(media(ctx, "file", mime=file_data.get("mime_type") or file_data.get("mimeType"),
+                               url=uri if isinstance(uri, str) else None))
+        elif isinstance(part.get("text"), str):
+            if part.get("thought"):
+                texts.append(ctx.placeholder("thought", f"{len(part['text'])} chars"))
+                ctx.warn(here, "thought part kept as a placeholder (whether a provider re-reads it varies)")
+            else:
+                texts.append(part["text"])
+        else:
+            ctx.warn(here, f"a part with keys {', '.join(sorted(map(str, part)))} is not text; kept as a placeholder")
+            texts.append(ctx.placeholder("part", f"{len(compact_json(part))} chars of JSON"))
+    return ("\n".join(texts) if texts else None), calls, results
+
+
+def _gemini_tools(value: Any, where: str, ctx: Context) -> list:
+    """``tools: [{function_declarations: [...]}]`` (other tool kinds, like search, have no schema)."""
+    value = parse_json_text(value)
+    if not isinstance(value, list):
+        raise Malformed(where, f"tools must be a list, found {type(value).__name__}")
+    found = []
+    for i, tool in enumerate(value):
+        if not isinstance(tool, dict):
+            raise Malformed(f"{where}[{i}]", f"a tool must be an object, found {type(tool).__name__}")
+        declarations = tool.get("function_declarations", tool.get("functionDeclarations"))
+        if declarations is None:
+            ctx.warn(f"{where}[{i}]", f"a tool without function declarations ({', '.join(map(str, tool))}) has "
+                                      "no schema to count; not kept")
+            continue
+        declarations = parse_json_text(declarations)
+        if isinstance(declarations, list):  # Gemini's OpenAPI subset writes types in capitals (OBJECT, STRING)
+            declarations = [dict(d, parameters=_lower_types(d["parameters"])) if isinstance(d, dict)
+                            and isinstance(d.get("parameters"), dict) else d for d in declarations]
+        found += tool_definitions(declarations, f"{where}[{i}].function_declarations", ctx)
+    return found
+
+
+def _lower_types(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: (v.lower() if k == "type" and isinstance(v, str) else _lower_types(v)) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_lower_types(v) for v in schema]
+    return schema
+
+
+def _langfuse_output(value: Any) -> list[ChatMessage]:
+    """The recorded answer: text, a Responses API object, or a list of output items / tool calls."""
+    value = parse_json_text(value)
+    if isinstance(value, str):
+        return [ChatMessage(role="assistant", content=value)]
+    if isinstance(value, dict) and isinstance(value.get("output"), list):  # Responses API object
+        value = value["output"]
+    elif isinstance(value, dict) and isinstance(value.get("choices"), list) and value["choices"]:  # a completion
+        value = value["choices"][0].get("message") if isinstance(value["choices"][0], dict) else None
+    if isinstance(value, dict) and "role" in value:  # one chat message
+        try:
+            return output_messages(chat_message(value, "output", Context()))
+        except Malformed:
+            return []
+    if not isinstance(value, list):
+        return []
+    parts: list[Any] = []
+    for item in value:
+        if not isinstance(item, dict):
+            continue
+        if "toolCallId" in item and "type" not in item:  # Vercel AI SDK tool call
+            item = {"type": "tool-call", **item}
+        if item.get("type") == "message" and isinstance(item.get("content"), list):
+            parts += item["content"]
+        elif item.get("type") in ("function_call", "tool-call", "text", "output_text"):
+            parts.append(item)
+    try:
+        read = read_parts(parts, "output", Context())
+    except Malformed:  # the answer is shown for reference only; a shape we do not know is left out
+        return []
+    if not read.texts and not read.calls:
+        return []
+    return [ChatMessage(role="assistant", content=read.text(), tool_calls=read.calls)]
