@@ -22,7 +22,8 @@ def has_markers(body: dict[str, Any]) -> bool:
     tools = body.get("tools")
     if isinstance(tools, list) and any(isinstance(t, dict) and "input_schema" in t for t in tools):
         return True
-    for message in body.get("messages") or []:
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list) and any(_anthropic_block(b) for b in content):
             return True

@@ -45,7 +45,7 @@ def _ours(values: list[Any]) -> bool:
 
 def _body_detail(bodies: list[tuple[dict[str, Any], Any]], kind: str) -> str:
     messages = sum(len(b["messages"]) for b, _ in bodies if isinstance(b["messages"], list))
-    tools = sum(len(b.get("tools") or []) for b, _ in bodies)
+    tools = sum(len(b["tools"]) for b, _ in bodies if isinstance(b.get("tools"), list))
     answered = sum(1 for _, r in bodies if isinstance(r, dict))
     head = f"{len(bodies)} request bodies" if len(bodies) > 1 else "request body"
     text = f"{FORMATS[kind]} ({head}: {messages} messages, {tools} tool definitions"
@@ -73,8 +73,11 @@ def sniff(parsed: Parsed) -> FormatInfo:
         return FormatInfo("vcr-cassette", f"{FORMATS['vcr-cassette']} ({len(single[key])} interactions, "
                                           f"{parsed.kind.upper()})")
     if is_langfuse(single):
-        observations = single.get("observations") or single.get("trace", {}).get("observations") or []
-        return FormatInfo("langfuse-trace", f"{FORMATS['langfuse-trace']} ({len(observations)} observations)")
+        observations = single.get("observations")
+        if not isinstance(observations, list):
+            observations = single["trace"].get("observations")
+        count = f"{len(observations)} observations" if isinstance(observations, list) else "no observation list"
+        return FormatInfo("langfuse-trace", f"{FORMATS['langfuse-trace']} ({count})")
     if is_promptfoo(single):
         return FormatInfo("promptfoo-export", FORMATS["promptfoo-export"])
     spans = phoenix_spans(single)

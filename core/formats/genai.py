@@ -60,7 +60,8 @@ def is_model_call(span: SpanView) -> bool:
         return True
     operation = a.get("gen_ai.operation.name")
     kind = span.kind_hint or a.get("openinference.span.kind")
-    return operation in MODEL_OPERATIONS or (isinstance(kind, str) and kind.upper() == "LLM")
+    return (isinstance(operation, str) and operation in MODEL_OPERATIONS) or (isinstance(kind, str)
+                                                                             and kind.upper() == "LLM")
 
 
 def inside(place: str, key: str) -> str:
@@ -254,7 +255,7 @@ def chat_message(message: dict[str, Any], at: str, ctx: Context, earlier: list[D
             raise Malformed(f"{at}.tool_calls[{j}]", f"a tool call must be an object, found {type(call).__name__}")
         fn = call.get("function") if isinstance(call.get("function"), dict) else call
         args = next((fn[k] for k in ("arguments", "args", "input") if k in fn), None)
-        if call.get("id") in seen and call.get("id") is not None:
+        if isinstance(call.get("id"), str) and call.get("id") in seen:
             continue
         parts.calls.append(tool_call(call.get("id"), fn.get("name"), args, f"{at}.tool_calls[{j}]", ctx))
     tool_call_id = message.get("tool_call_id") or (message.get("id") if role == "tool" else None) or named

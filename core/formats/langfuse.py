@@ -42,9 +42,9 @@ def import_langfuse(data: dict[str, Any]) -> Outcome:
     for i, obs in enumerate(observations):
         if not isinstance(obs, dict):
             raise Malformed(f"{key}[{i}]", f"an observation must be an object, found {type(obs).__name__}")
-    generations = {o.get("id") for o in observations if o.get("type") == "GENERATION"}
-    wrappers = {o.get("parentObservationId") for o in observations
-                if o.get("type") == "GENERATION" and o.get("parentObservationId") in generations}
+    generations = {o.get("id") for o in observations if o.get("type") == "GENERATION" and isinstance(o.get("id"), str)}
+    wrappers = {o.get("parentObservationId") for o in observations if o.get("type") == "GENERATION"
+                and isinstance(o.get("parentObservationId"), str) and o.get("parentObservationId") in generations}
     out = Outcome()
     skipped: list[str] = []
     for i, obs in enumerate(observations):
@@ -53,7 +53,7 @@ def import_langfuse(data: dict[str, Any]) -> Outcome:
         if obs.get("type") != "GENERATION":
             skipped.append(f"{name} ({obs.get('type')})")
             continue
-        if obs.get("id") in wrappers:
+        if isinstance(obs.get("id"), str) and obs.get("id") in wrappers:
             out.warnings.append(ImportNote(place, f"generation {name!r} wraps another generation (the provider "
                                                      "call); only the inner call is imported"))
             continue

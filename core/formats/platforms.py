@@ -48,10 +48,17 @@ def import_phoenix(spans: list[Any], lines: list[int | None] | None = None) -> O
         if not isinstance(span, dict) or not isinstance(span.get("context"), dict):
             raise Malformed(place, "a Phoenix span needs a 'context' with trace_id and span_id")
         attrs: dict[str, Any] = {}
-        _flatten(span.get("attributes") or {}, "", attrs)
+        raw_attrs, raw_events = span.get("attributes") or {}, span.get("events") or []
+        label = f"{span.get('name') or 'llm'} (span {span['context'].get('span_id')})"
+        if not isinstance(raw_attrs, dict) or not isinstance(raw_events, list):
+            bad = "attributes" if not isinstance(raw_attrs, dict) else "events"
+            out.fail(Malformed(f"{place}.{bad}", f"expected {'an object' if bad == 'attributes' else 'a list'}, "
+                                                 f"found {type(span[bad]).__name__}"), "span", label)
+            continue
+        _flatten(raw_attrs, "", attrs)
         events = [Event(str(e.get("name") or ""), e.get("attributes") if isinstance(e.get("attributes"), dict) else {},
                         place=f"{place}.events[{j}]")
-                  for j, e in enumerate(span.get("events") or []) if isinstance(e, dict)]
+                  for j, e in enumerate(raw_events) if isinstance(e, dict)]
         view = SpanView(attributes=attrs, place=place, name=span.get("name"),
                         trace_id=span["context"].get("trace_id"), span_id=span["context"].get("span_id"),
                         events=events, kind_hint=span.get("span_kind"))
