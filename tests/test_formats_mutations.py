@@ -113,7 +113,7 @@ def _one_change(name: str, change) -> str:
     ("openai_request_response.json", lambda d: d["request"].__setitem__("tools", 3),
      "request.tools: tool definitions must be a list, found int"),
     ("langfuse_trace.json", lambda d: d["observations"][1].__setitem__("input", 12.5),
-     "the recorded input is a float, not messages"),
+     "observations[1].input: the recorded input is not messages (found float)"),
     ("otlp_traces.json", lambda d: d["resourceSpans"][0]["scopeSpans"][0]["spans"][1].__setitem__("attributes", 4),
      "resourceSpans[0].scopeSpans[0].spans[1].attributes: attributes must be a list of key/value pairs, found int"),
     ("phoenix_spans.json", lambda d: d[1].__setitem__("events", 5) if isinstance(d, list) else

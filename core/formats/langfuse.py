@@ -133,7 +133,7 @@ def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: 
                                "(the producer did not record what was sent)")
     else:
         raise Malformed(where, "no input messages recorded" if value is None
-                        else f"the recorded input is a {type(value).__name__}, not messages")
+                        else f"the recorded input is not messages (found {type(value).__name__})")
     recorded = Recorded(format=f"{LANGFUSE}/input", name=obs.get("name"), trace_id=trace_id, span_id=obs.get("id"),
                         source_place=place, model=obs.get("model"),
                         provider=params.get("system") if isinstance(params.get("system"), str) else None)
