@@ -2,6 +2,8 @@
 core request, and the audit's findings on imported requests."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from support import FIXTURES, default_counter
 
@@ -72,7 +74,11 @@ def test_provider_figures_and_drift_are_kept_beside_ours():
 
 def test_budget_fields_without_and_with_a_context_limit():
     request = request_of("openai_request_response.json")  # asks for max_completion_tokens 300
-    assumed = count_imported(request, default_counter())
+    known = count_imported(request, default_counter())  # gpt-4o-mini: its window from the model registry
+    assert known.context_limit == 128000 and known.input_budget == 128000 - 300
+    assert known.model_extra["context_limit_source"].startswith("model registry: gpt-4o-mini has a 128000-token")
+    unnamed = dataclasses.replace(request, recorded=dataclasses.replace(request.recorded, model=None))
+    assumed = count_imported(unnamed, default_counter())
     assert assumed.max_new_tokens == 300 and assumed.model_extra["max_new_tokens_source"].startswith("recorded")
     assert assumed.context_limit % 1024 == 0 and assumed.context_limit >= assumed.input_tokens + 300
     assert assumed.model_extra["context_limit_source"].startswith("assumed: no context limit was given")

@@ -29,6 +29,7 @@ import math
 from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
+from ..counters.models import lookup as lookup_model
 from ..counting import TokenCounter
 from ..errors import RequestError, TemplateRefused
 from ..result import AssemblyResult, TraceEntry
@@ -254,7 +255,12 @@ def _result(imported: ImportedRequest, counter: TokenCounter, total: int, trace:
         max_new, max_source = recorded.max_output_tokens, "recorded: the request's max_tokens"
     else:
         max_new, max_source = 0, "none given or recorded"
-    if context_limit is None:
+    info = lookup_model(recorded.model) if context_limit is None else None
+    if info is not None and info.context_window and info.context_window > max_new:
+        limit, limit_source = info.context_window, (
+            f"model registry: {recorded.model} has a {info.context_window}-token context window "
+            f"({'matched as ' + info.key + ', ' if info.key != recorded.model else ''}{_table_name(info.source)})")
+    elif context_limit is None:
         limit = max(ASSUMED_LIMIT_STEP, math.ceil((total + max_new) / ASSUMED_LIMIT_STEP) * ASSUMED_LIMIT_STEP)
         limit_source = (f"assumed: no context limit was given, so the request's own size ({total} input + {max_new} "
                         f"output tokens) rounded up to a multiple of {ASSUMED_LIMIT_STEP}")
@@ -270,6 +276,7 @@ def _result(imported: ImportedRequest, counter: TokenCounter, total: int, trace:
         "trace_id": recorded.trace_id, "span_id": recorded.span_id, "finish_reason": recorded.finish_reason,
         "provider_input_tokens": recorded.input_tokens, "provider_output_tokens": recorded.output_tokens,
         "count_drift": total - recorded.input_tokens if recorded.input_tokens is not None else None,
+        **_authority(counter, total, recorded.input_tokens),
         "count_basis": "adapted" if adaptations else "as recorded",
         "count_adaptations": adaptations or None, "uncounted_messages": uncounted or None,
         "context_limit_source": limit_source, "max_new_tokens_source": max_source,
@@ -280,3 +287,23 @@ def _result(imported: ImportedRequest, counter: TokenCounter, total: int, trace:
         input_tokens=total, input_budget=budget, remaining_tokens=budget - total, context_limit=limit,
         max_new_tokens=max_new, margin=0, fill_order=[], trace=trace, counter=counter.identity,
         **{k: v for k, v in extra.items() if v is not None})
+
+
+def _table_name(source: str) -> str:
+    return {"table": "LiteLLM's model table", "tokencost": "tokencost's copy of LiteLLM's model table"}.get(
+        source, f"your model table {source}")
+
+
+def _authority(counter: TokenCounter, total: int, provider: int | None) -> dict:
+    """Which input-token figure to draw the bar to. An estimate (no public tokenizer) yields to the provider's own
+    recorded figure; a counter of the model's own tokenizer is the authority, its drift shown beside it."""
+    estimate = counter.identity.kind == "estimate"
+    if estimate and provider is not None:
+        return {"count_is_estimate": True, "authoritative_input_tokens": provider,
+                "authoritative_source": "provider",
+                "authority_note": f"{counter.name} is an estimate; the provider recorded {provider} input tokens, "
+                                  f"our estimate is {total} ({total - provider:+d})"}
+    return {"count_is_estimate": estimate or None, "authoritative_input_tokens": total,
+            "authoritative_source": "estimate" if estimate else "counter",
+            "authority_note": (f"{counter.name} is an estimate ({counter.identity.notes}); the file records no "
+                               "provider figure") if estimate else None}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..contracts import ChatMessage, ToolDefinition
-from .model import ImportedRequest, Recorded
+from .model import ImportedRequest, Recorded, SpanNode
 from .normalise import (ROLES, Context, Draft, Malformed, as_int, drafts_from, finish, output_messages, parse_json_text,
                         read_parts, role_of, tool_call, tool_definition, tool_definitions, updated)
 
@@ -22,6 +22,10 @@ DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
                   "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
 MODEL_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}
+# Input tokens the provider read from its prompt cache, as each convention names them.
+CACHED_INPUT_KEYS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+                     "gen_ai.usage.cached_input_tokens", "gen_ai.usage.cache_read_tokens",
+                     "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens")
 
 
 @dataclass
@@ -32,6 +36,15 @@ class Event:
     attributes: dict[str, Any]
     body: Any = None
     place: str = ""
+
+
+def span_node(span: "SpanView", model_call: bool) -> SpanNode:
+    """The span as a node of its trace's tree."""
+    return SpanNode(span_id=span.span_id or span.place, parent_id=span.parent_id, name=span.name or "",
+                    kind=str(span.kind_hint or span.attributes.get("openinference.span.kind")
+                             or span.attributes.get("gen_ai.operation.name") or ""),
+                    model_call=model_call, trace_id=span.trace_id, start_time=span.start_time,
+                    end_time=span.end_time)
 
 
 @dataclass
@@ -47,6 +60,9 @@ class SpanView:
     kind_hint: str | None = None  # e.g. Phoenix's span_kind column
     dropped_attributes: int = 0
     dropped_events: int = 0
+    parent_id: str | None = None
+    start_time: float | None = None  # Unix seconds
+    end_time: float | None = None
 
 
 def is_model_call(span: SpanView) -> bool:
@@ -400,7 +416,13 @@ def _recorded(span: SpanView, details: Event | None, label: str, fmt: str) -> Re
                        else first(a, "gen_ai.completion.0.finish_reason")),
         trace_id=span.trace_id, span_id=span.span_id, name=span.name or label, source_place=span.place,
         max_output_tokens=as_int(first(a, "gen_ai.request.max_tokens", "llm.request.max_tokens")
-                                 or invocation.get("max_completion_tokens") or invocation.get("max_tokens")))
+                                 or invocation.get("max_completion_tokens") or invocation.get("max_tokens")),
+        start_time=span.start_time, end_time=span.end_time, parent_span_id=span.parent_id,
+        cached_input_tokens=as_int(first(a, *CACHED_INPUT_KEYS)), conversation_id=_text(a.get("gen_ai.conversation.id")))
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "" else None
 
 
 def _output(a: dict[str, Any], details: Event | None, span: SpanView,

@@ -16,10 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..contracts import ChatMessage
-from .genai import SpanView, attribute_tools, chat_message, chat_messages, is_model_call, request_from_span
-from .model import ImportedRequest, ImportNote, Recorded
+from .genai import CACHED_INPUT_KEYS, SpanView, attribute_tools, chat_message, chat_messages, is_model_call, request_from_span
+from .model import ImportedRequest, ImportNote, Recorded, SpanNode
 from .normalise import (Context, Draft, Malformed, Outcome, as_int, compact_json, finish, media, output_messages,
                         parse_json_text, read_parts, shown_names, tool_call, tool_definitions, updated)
+from .timing import unix_seconds
 
 LANGFUSE = "langfuse-trace"
 
@@ -46,6 +47,8 @@ def import_langfuse(data: dict[str, Any]) -> Outcome:
     wrappers = {o.get("parentObservationId") for o in observations if o.get("type") == "GENERATION"
                 and isinstance(o.get("parentObservationId"), str) and o.get("parentObservationId") in generations}
     out = Outcome()
+    out.spans = [_observation_node(o, trace, o.get("id") in generations and o.get("id") not in wrappers)
+                 for o in observations if isinstance(o.get("id"), str)]
     skipped: list[str] = []
     for i, obs in enumerate(observations):
         place = f"{key}[{i}]"
@@ -91,11 +94,39 @@ def _generation(obs: dict[str, Any], trace: dict[str, Any], place: str) -> Impor
     if not imported.output:
         imported.output = _langfuse_output(obs.get("output"))
     imported.recorded = updated(
-        imported.recorded, model=imported.recorded.model or obs.get("model"),
+        imported.recorded, start_time=unix_seconds(obs.get("startTime")), end_time=unix_seconds(obs.get("endTime")),
+        parent_span_id=obs.get("parentObservationId"), cached_input_tokens=_langfuse_cached(usage, attrs),
+        conversation_id=attrs.get("gen_ai.conversation.id") if isinstance(attrs.get("gen_ai.conversation.id"), str)
+        else None,
+        model=imported.recorded.model or obs.get("model"),
+        max_output_tokens=imported.recorded.max_output_tokens or as_int(
+            params.get("max_tokens") or params.get("max_completion_tokens") or params.get("max_output_tokens")),
         input_tokens=imported.recorded.input_tokens or as_int(usage.get("input")) or as_int(obs.get("inputUsage")),
         output_tokens=imported.recorded.output_tokens or as_int(usage.get("output")) or as_int(obs.get("outputUsage")),
         finish_reason=imported.recorded.finish_reason or params.get("finishReason"))
     return imported
+
+
+# Langfuse's usage keys for input read from the provider's prompt cache (OpenAI, LangChain, Anthropic mappings).
+_LANGFUSE_CACHED = ("input_cached_tokens", "input_cache_read", "prompt_details.cache_read", "cache_read_input_tokens",
+                    "input_cache_read_tokens", "cached_tokens")
+
+
+def _langfuse_cached(usage: dict[str, Any], attrs: dict[str, Any]) -> int | None:
+    for key in _LANGFUSE_CACHED:
+        if as_int(usage.get(key)) is not None:
+            return as_int(usage.get(key))
+    for key in CACHED_INPUT_KEYS:
+        if as_int(attrs.get(key)) is not None:
+            return as_int(attrs.get(key))
+    return None
+
+
+def _observation_node(obs: dict[str, Any], trace: dict[str, Any], model_call: bool) -> SpanNode:
+    return SpanNode(span_id=str(obs["id"]), parent_id=obs.get("parentObservationId"), name=str(obs.get("name") or ""),
+                    kind=str(obs.get("type") or ""), model_call=model_call,
+                    trace_id=obs.get("traceId") or trace.get("id"), start_time=unix_seconds(obs.get("startTime")),
+                    end_time=unix_seconds(obs.get("endTime")))
 
 
 def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: str,

@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 from ..contracts import ChatMessage
-from .genai import Event, SpanView, chat_message, is_model_call, request_from_span
+from .genai import Event, SpanView, chat_message, is_model_call, request_from_span, span_node
 from .langfuse import import_langfuse, is_langfuse
 from .model import ImportedRequest, ImportNote, Recorded
 from .normalise import Context, Draft, Malformed, Outcome, as_int, finish, parse_json_text, shown_names
+from .timing import unix_seconds
 
 __all__ = ["import_langfuse", "is_langfuse", "import_phoenix", "phoenix_spans", "import_promptfoo", "is_promptfoo"]
 
@@ -61,7 +62,9 @@ def import_phoenix(spans: list[Any], lines: list[int | None] | None = None) -> O
                   for j, e in enumerate(raw_events) if isinstance(e, dict)]
         view = SpanView(attributes=attrs, place=place, name=span.get("name"),
                         trace_id=span["context"].get("trace_id"), span_id=span["context"].get("span_id"),
-                        events=events, kind_hint=span.get("span_kind"))
+                        events=events, kind_hint=span.get("span_kind"), parent_id=span.get("parent_id"),
+                        start_time=unix_seconds(span.get("start_time")), end_time=unix_seconds(span.get("end_time")))
+        out.spans.append(span_node(view, is_model_call(view)))
         if not is_model_call(view):
             skipped.append(f"{view.name} ({span.get('span_kind') or 'no kind'})")
             continue
