@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from ..model import ImportedRequest, ImportNote, Recorded
-from ..normalise import Context, Draft, Malformed, Outcome, finish, output_messages, shown_names, updated
+from ..normalise import Context, Draft, Malformed, Outcome, finish, output_messages, shown_names, tool_definitions, updated
 from ..providers.responses import ItemReader, is_assistant_item, usage_figures
 from . import CODEX
 
@@ -33,6 +33,7 @@ class _Call:
         self.model = model
         self.session = session
         self.items: list[tuple[str, Any]] = []
+        self.tools: list = []  # the session's dynamic tools (session_meta.dynamic_tools), where it records them
         self.usage: dict[str, int | None] = {}
         self.broken: Malformed | None = None
 
@@ -45,6 +46,7 @@ class _Rollout:
         self.model: str | None = None
         self.session: str | None = None
         self.calls: list[_Call] = []
+        self.tools: list = []
         self.in_turn = False
         self.other: Counter[str] = Counter()
         self.notes: list[ImportNote] = []
@@ -63,6 +65,9 @@ class _Rollout:
         if isinstance(instructions, str) and self.system is None:
             self.system = Draft("system", instructions, f"{place}.instructions")
             self.reader.drafts.insert(0, self.system)
+        dynamic = payload.get("dynamic_tools")
+        if isinstance(dynamic, dict) and dynamic.get("tools") is not None and not self.tools:
+            self.tools = tool_definitions(dynamic["tools"], f"{place}.dynamic_tools.tools", self.ctx)
 
     def item(self, item: Any, place: str, stamp: Any) -> None:
         if not isinstance(item, dict):
@@ -77,6 +82,7 @@ class _Rollout:
                 self.calls.append(_Call(self.reader.drafts, self.ctx, place, stamp, self.model, self.session,
                                         len(self.ctx.warnings)))
                 self.calls[-1].broken = self.broken
+                self.calls[-1].tools = list(self.tools)
                 self.in_turn = True
             self.calls[-1].items.append((place, item))
         else:
@@ -176,4 +182,4 @@ def _request(call: _Call, number: int) -> ImportedRequest:
     recorded = Recorded(format=CODEX, model=call.model, provider="openai", name=label, source_place=call.place,
                         started_at=call.stamp, session_id=call.session, reconstructed=True)
     recorded = updated(recorded, **call.usage)
-    return finish(label, call.drafts, [], recorded, ctx, output=output_messages(reader.drafts))
+    return finish(label, call.drafts, call.tools, recorded, ctx, output=output_messages(reader.drafts))
