@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from formats_fuzz import REPLACEMENTS, mutated, paths
 from support import FIXTURES, SHARED
 
 from core.errors import InputFileError
@@ -21,8 +22,6 @@ from core.formats.show import show_json
 from core.formats.source import Parsed, parse_file
 
 MUTATIONS_PER_FILE = 40
-REPLACEMENTS: tuple[Any, ...] = (None, 0, -1, 3.5, True, "", "x", "{not json", [], [1, "a"], {}, {"type": 7},
-                                 {"role": None}, [{}])
 
 
 def files() -> list[Path]:
@@ -35,44 +34,22 @@ def files() -> list[Path]:
     return found
 
 
-def _nodes(value: Any, path: tuple = ()) -> list[tuple]:
-    out = [path]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _nodes(v, path + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value[:20]):
-            out += _nodes(v, path + (i,))
-    return out
-
-
 def _mutate(value: Any, rng: random.Random, depth: int = 0) -> Any:
-    """``value`` with one random change somewhere inside it."""
-    nodes = _nodes(value)
-    path = rng.choice(nodes)
-    if not path:
-        return copy.deepcopy(rng.choice(REPLACEMENTS))
-    parent = value
-    for key in path[:-1]:
-        parent = parent[key]
-    key = path[-1]
-    current = parent[key]
-    choice = rng.random()
-    if isinstance(current, str) and depth < 2 and current.strip()[:1] in ("{", "["):
+    """``value`` with one random change (``formats_fuzz``'s kinds of change); JSON text inside a string
+    (span attributes, cassette bodies) is changed inside and written back."""
+    path = rng.choice(paths(value))
+    current = value
+    for key in path:
+        current = current[key]
+    if path and isinstance(current, str) and depth < 2 and current.strip()[:1] in ("{", "["):
         try:
             inner = json.loads(current)
         except json.JSONDecodeError:
             inner = None
-        if inner is not None:  # JSON text inside a string (attributes, cassette bodies): change it inside
-            parent[key] = json.dumps(_mutate(inner, rng, depth + 1))
-            return value
-    if choice < 0.15 and isinstance(parent, dict):
-        del parent[key]
-    elif choice < 0.25 and isinstance(current, list):
-        parent[key] = current[: rng.randrange(len(current) + 1)] if current else [rng.choice(REPLACEMENTS)]
-    else:
-        parent[key] = copy.deepcopy(rng.choice(REPLACEMENTS))
-    return value
+        if inner is not None:
+            return mutated(value, path, "replace", json.dumps(_mutate(inner, rng, depth + 1)))
+    how = "delete" if path and not isinstance(path[-1], int) and rng.random() < 0.15 else "replace"
+    return mutated(value, path, how, copy.deepcopy(rng.choice(REPLACEMENTS)))
 
 
 @pytest.mark.parametrize("path", files(), ids=lambda p: p.name)

@@ -18,8 +18,9 @@ from typing import Any
 from ..contracts import ChatMessage
 from .genai import CACHED_INPUT_KEYS, SpanView, attribute_tools, chat_message, chat_messages, is_model_call, request_from_span
 from .model import ImportedRequest, ImportNote, Recorded, SpanNode
-from .normalise import (Context, Draft, Malformed, Outcome, as_int, compact_json, finish, media, output_messages,
-                        parse_json_text, read_parts, shown_names, tool_call, tool_definitions, updated)
+from .normalise import (Context, Draft, Malformed, Outcome, as_int, finish, output_messages, parse_json_text,
+                        read_parts, shown_names, tool_definitions, updated)
+from .providers import gemini
 from .timing import unix_seconds
 
 LANGFUSE = "langfuse-trace"
@@ -136,11 +137,9 @@ def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: 
     where = f"{place}.input"
     value = parse_json_text(obs.get("input"))
     drafts: list[Draft] = []
-    tools = []
     if isinstance(value, dict) and isinstance(value.get("contents"), list):  # a Gemini request (Google ADK)
-        drafts, tools = _gemini_request(value, where, ctx)
-        value = None
-    elif isinstance(value, dict) and value.get("system") is not None:
+        return _gemini_request(value, obs, where, label, trace_id)
+    if isinstance(value, dict) and value.get("system") is not None:
         parts = read_parts(value["system"], f"{where}.system", ctx)
         drafts.append(Draft("system", parts.text() or "", f"{where}.system"))
     elif isinstance(params.get("instructions"), str):  # the Responses API sends its system prompt apart
@@ -148,9 +147,7 @@ def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: 
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         value = value["messages"]
         where += ".messages"
-    if value is None:
-        pass
-    elif isinstance(value, dict) and isinstance(value.get("prompt"), str):
+    if isinstance(value, dict) and isinstance(value.get("prompt"), str):
         drafts.append(Draft("user", value["prompt"], f"{where}.prompt"))
     elif isinstance(value, dict) and "role" in value:  # one message
         drafts += chat_message(value, where, ctx)
@@ -168,120 +165,22 @@ def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: 
     recorded = Recorded(format=f"{LANGFUSE}/input", name=obs.get("name"), trace_id=trace_id, span_id=obs.get("id"),
                         source_place=place, model=obs.get("model"),
                         provider=params.get("system") if isinstance(params.get("system"), str) else None)
-    return finish(label, drafts, tools, recorded, ctx, output=_langfuse_output(obs.get("output")))
+    return finish(label, drafts, [], recorded, ctx, output=_langfuse_output(obs.get("output")))
 
 
-GEMINI_ROLES = {"user": "user", "model": "assistant", "assistant": "assistant", "function": "tool", "tool": "tool"}
-
-
-def _gemini_request(request: dict[str, Any], where: str, ctx: Context) -> tuple[list[Draft], list]:
-    """A Gemini request as Google ADK records it: ``config.system_instruction``, ``config.tools`` and
-    ``contents`` of parts (text, function_call, function_response, inline_data, file_data, thought),
-    snake_case or camelCase. A function response is paired with the latest call of its name when it
-    carries no id (Gemini calls often have none)."""
+def _gemini_request(request: dict[str, Any], obs: dict[str, Any], where: str, label: str,
+                    trace_id: Any) -> ImportedRequest:
+    """Google ADK records the Gemini request it sent: ``{model, config: {system_instruction, tools}, contents}``;
+    read by the generateContent importer, with the config's system instruction and tools in their places."""
     config = request.get("config") if isinstance(request.get("config"), dict) else {}
-    drafts: list[Draft] = []
-    system = next((config.get(k) for k in ("system_instruction", "systemInstruction") if config.get(k)), None)
-    if system is not None:
-        at = f"{where}.config.system_instruction"
-        drafts.append(Draft("system", _gemini_parts(system, at, ctx, {})[0] or "", at))
-    by_name: dict[str, str] = {}
-    for i, content in enumerate(request["contents"]):
-        at = f"{where}.contents[{i}]"
-        if not isinstance(content, dict):
-            raise Malformed(at, f"a content must be an object, found {type(content).__name__}")
-        role = GEMINI_ROLES.get(str(content.get("role") or "user"))
-        if role is None:
-            raise Malformed(f"{at}.role", f"unknown Gemini role {content.get('role')!r}")
-        text, calls, results = _gemini_parts(content, at, ctx, by_name)
-        drafts += [Draft("tool", body, place, tool_call_id=call_id) for call_id, body, place in results]
-        if text is not None or calls:
-            drafts.append(Draft("assistant" if role == "assistant" else "user", text, at, tool_calls=calls)
-                          if role != "tool" else Draft("tool", text or "", at))
-    tools_value = config.get("tools")
-    tools = _gemini_tools(tools_value, f"{where}.config.tools", ctx) if tools_value is not None else []
-    return drafts, tools
-
-
-def _gemini_parts(content: Any, at: str, ctx: Context, by_name: dict[str, str]):
-    content = parse_json_text(content)
-    if isinstance(content, str):
-        return content, [], []
-    parts = content.get("parts") if isinstance(content, dict) else content
-    if not isinstance(parts, list):
-        raise Malformed(f"{at}.parts", f"expected a list of parts, found {type(parts).__name__}")
-    texts, calls, results = [], [], []
-    for j, part in enumerate(parts):
-        here = f"{at}.parts[{j}]"
-        if not isinstance(part, dict):
-            raise Malformed(here, f"a part must be an object, found {type(part).__name__}")
-        call = part.get("function_call", part.get("functionCall"))
-        response = part.get("function_response", part.get("functionResponse"))
-        blob = part.get("inline_data", part.get("inlineData"))
-        file_data = part.get("file_data", part.get("fileData"))
-        if isinstance(call, dict):
-            call_id = call.get("id")
-            if not isinstance(call_id, str) or not call_id:
-                call_id = ctx.new_id("gemini-call")
-                ctx.warn(here, f"function call without an id: named {call_id!r} here; its response is paired by name")
-            made = tool_call(call_id, call.get("name"), call.get("args"), here, ctx)
-            by_name[made.name] = made.id
-            calls.append(made)
-        elif isinstance(response, dict):
-            name = response.get("name")
-            call_id = response.get("id") or by_name.get(name if isinstance(name, str) else "")
-            if call_id is None:
-                ctx.warn(here, f"function response {name!r} answers no earlier call of that name")
-            body = response.get("response")
-            results.append((call_id, body if isinstance(body, str) else compact_json(body), here))
-        elif isinstance(blob, dict):
-            data = blob.get("data")
-            texts.append(media(ctx, "inline data", mime=blob.get("mime_type") or blob.get("mimeType"),
-                               data=data if isinstance(data, str) else None))
-        elif isinstance(file_data, dict):
-            uri = file_data.get("file_uri") or file_data.get("fileUri")
-            texts.append(media(ctx, "file", mime=file_data.get("mime_type") or file_data.get("mimeType"),
-                               url=uri if isinstance(uri, str) else None))
-        elif isinstance(part.get("text"), str):
-            if part.get("thought"):
-                texts.append(ctx.placeholder("thought", f"{len(part['text'])} chars"))
-                ctx.warn(here, "thought part kept as a placeholder (whether a provider re-reads it varies)")
-            else:
-                texts.append(part["text"])
-        else:
-            ctx.warn(here, f"a part with keys {', '.join(sorted(map(str, part)))} is not text; kept as a placeholder")
-            texts.append(ctx.placeholder("part", f"{len(compact_json(part))} chars of JSON"))
-    return ("\n".join(texts) if texts else None), calls, results
-
-
-def _gemini_tools(value: Any, where: str, ctx: Context) -> list:
-    """``tools: [{function_declarations: [...]}]`` (other tool kinds, like search, have no schema)."""
-    value = parse_json_text(value)
-    if not isinstance(value, list):
-        raise Malformed(where, f"tools must be a list, found {type(value).__name__}")
-    found = []
-    for i, tool in enumerate(value):
-        if not isinstance(tool, dict):
-            raise Malformed(f"{where}[{i}]", f"a tool must be an object, found {type(tool).__name__}")
-        declarations = tool.get("function_declarations", tool.get("functionDeclarations"))
-        if declarations is None:
-            ctx.warn(f"{where}[{i}]", f"a tool without function declarations ({', '.join(map(str, tool))}) has "
-                                      "no schema to count; not kept")
-            continue
-        declarations = parse_json_text(declarations)
-        if isinstance(declarations, list):  # Gemini's OpenAPI subset writes types in capitals (OBJECT, STRING)
-            declarations = [dict(d, parameters=_lower_types(d["parameters"])) if isinstance(d, dict)
-                            and isinstance(d.get("parameters"), dict) else d for d in declarations]
-        found += tool_definitions(declarations, f"{where}[{i}].function_declarations", ctx)
-    return found
-
-
-def _lower_types(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: (v.lower() if k == "type" and isinstance(v, str) else _lower_types(v)) for k, v in schema.items()}
-    if isinstance(schema, list):
-        return [_lower_types(v) for v in schema]
-    return schema
+    body = {"contents": request["contents"]}
+    for key in ("system_instruction", "systemInstruction", "tools"):
+        if config.get(key) is not None:
+            body[key] = config[key]
+    imported = gemini.import_body(body, where, label, file_format=LANGFUSE,
+                                  model=request.get("model") if isinstance(request.get("model"), str) else None)
+    imported.recorded = updated(imported.recorded, name=obs.get("name"), trace_id=trace_id, span_id=obs.get("id"))
+    return imported
 
 
 def _langfuse_output(value: Any) -> list[ChatMessage]:
