@@ -103,7 +103,8 @@ def sniff(parsed: Parsed) -> FormatInfo:
     candidates = single if isinstance(single, list) else values
     bodies = [chat_body(v) for v in candidates] if isinstance(candidates, list) else []
     found = [b for b in bodies if b is not None]
-    if found and len(found) * 2 >= len(bodies):  # a few broken lines are reported one by one, not as the file
+    ours = any(looks_like_result(v) or looks_like_request(v) for v in candidates) if found else False
+    if found and not ours and len(found) * 2 >= len(bodies):  # a few broken lines are reported one by one
         kind = "anthropic-messages" if all(anthropic.has_markers(b) for b, _ in found) else "openai-chat"
         return FormatInfo(kind, _body_detail(found, kind))
     if is_genai_attributes(single):
