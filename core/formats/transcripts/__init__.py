@@ -96,13 +96,13 @@ class Shared:
 
     def request(self, label: str, drafts: list[Any], recorded: Any, warnings: list[Any],
                 placeholders: dict[str, int], output: list[Any], messages: list[Any] | None = None,
-                places: list[str] | None = None, kinds: str | None = None) -> Any:
+                places: list[str] | None = None, kinds: str | None = None, tools: list[Any] | None = None) -> Any:
         """An imported request from shared drafts (and their messages, when already built)."""
         from ..normalise import Context, finish
         ctx = Context()
         ctx.warnings = list(warnings)
         ctx.placeholders = dict(placeholders)
-        imported = finish(label, [], [], recorded, ctx, output=output)  # the notes, placeholder tally included
+        imported = finish(label, [], list(tools or []), recorded, ctx, output=output)  # the notes, placeholder tally included
         imported.messages = messages if messages is not None else [self.message(d) for d in drafts]
         imported.sections = sections_of(imported.messages, kinds)
         imported.places = places if places is not None else [d.place for d in drafts]

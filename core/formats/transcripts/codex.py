@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from ..model import ImportedRequest, ImportNote, Recorded
-from ..normalise import Context, Draft, Malformed, Outcome, output_messages, shown_names, updated
+from ..normalise import Context, Draft, Malformed, Outcome, output_messages, shown_names, tool_definitions, updated
 from ..providers.responses import ItemReader, is_assistant_item, usage_figures
 from . import CODEX, Shared, kind_of, message_of
 
@@ -50,6 +50,7 @@ class _Call:
         self.model = model
         self.session = session
         self.items: list[tuple[str, Any]] = []
+        self.tools: list = []  # the session's dynamic tools (session_meta.dynamic_tools), where it records them
         self.usage: dict[str, int | None] = {}
         self.broken: Malformed | None = None
 
@@ -62,6 +63,7 @@ class _Rollout:
         self.model: str | None = None
         self.session: str | None = None
         self.calls: list[_Call] = []
+        self.tools: list = []
         self.in_turn = False
         self.other: Counter[str] = Counter()
         self.notes: list[ImportNote] = []
@@ -84,6 +86,9 @@ class _Rollout:
             self.system = Draft("system", base["text"], f"{place}.base_instructions.text")
             self.reader.drafts.insert(0, self.system)
             self.built = _Built()
+        dynamic = payload.get("dynamic_tools")
+        if isinstance(dynamic, dict) and dynamic.get("tools") is not None and not self.tools:
+            self.tools = tool_definitions(dynamic["tools"], f"{place}.dynamic_tools.tools", self.ctx)
 
     def item(self, item: Any, place: str, stamp: Any) -> None:
         if not isinstance(item, dict):
@@ -98,6 +103,7 @@ class _Rollout:
                 self.calls.append(_Call(self.reader.drafts, self.ctx, place, stamp, self.model, self.session,
                                         len(self.ctx.warnings), self.built))
                 self.calls[-1].broken = self.broken
+                self.calls[-1].tools = list(self.tools)
                 self.in_turn = True
             self.calls[-1].items.append((place, item))
         else:
@@ -197,4 +203,4 @@ def _request(call: _Call, number: int, shared: Shared) -> ImportedRequest:
                         started_at=call.stamp, session_id=call.session, reconstructed=True)
     recorded = updated(recorded, **call.usage)
     return shared.request(label, call.drafts, recorded, warnings, call.placeholders, output_messages(reader.drafts),
-                          messages=call.messages, places=call.places, kinds=call.kinds)
+                          messages=call.messages, places=call.places, kinds=call.kinds, tools=call.tools)
