@@ -174,6 +174,40 @@ class DropOldest(_ComparesWithBudget):
         return CompactionOutcome(tuple(kept), tuple(evicted))
 
 
+def strict_alternation(counter: TokenCounter) -> bool:
+    """Whether the counter's template refuses two user messages in a row but takes them joined."""
+    known = getattr(counter, "_strict_alternation", None)
+    if known is None:
+        try:
+            counter.count([ChatMessage(role="user", content="a"), ChatMessage(role="user", content="b")], [])
+            known = False
+        except CounterError:
+            try:
+                counter.count([ChatMessage(role="user", content="a\n\nb")], [])
+                known = True
+            except CounterError:
+                known = False
+        counter._strict_alternation = known
+    return known
+
+
+def merge_turns(messages: list[ChatMessage]) -> tuple[list[ChatMessage], list[int]]:
+    """Consecutive user (or plain assistant) messages joined into one, texts separated by a blank line; and each
+    original message's index in the joined list."""
+    out: list[ChatMessage] = []
+    where: list[int] = []
+    for m in messages:
+        last = out[-1] if out else None
+        if (last is not None and m.role == last.role and m.role in ("user", "assistant")
+                and not m.tool_calls and not last.tool_calls):
+            joined = "\n\n".join(t for t in (last.content or "", m.content or "") if t)
+            out[-1] = last.model_copy(update={"content": joined})
+        else:
+            out.append(m)
+        where.append(len(out) - 1)
+    return out, where
+
+
 class PinAndFold(_ComparesWithBudget):
     """Keeps pins verbatim and folds the rest into one short note. Costs nothing."""
 
@@ -519,6 +553,10 @@ class ContextAssembler:
         items_before = self.counter.item_counts
         runs: list[PlanCounts] = []
         finished: list[list[_SectionState]] = []
+        # A template that demands strict user/assistant alternation (Mistral Nemo, Gemma 3) refuses two user
+        # messages in a row, which pins and folds produce: such messages are sent joined, as one turn.
+        merge = self._merge_turns = strict_alternation(self.counter)
+        render = (lambda st, view: merge_turns(self._render(st, view))[0]) if merge else self._render
 
         def run(counts_class: type[PlanCounts]) -> AssemblyResult:
             states = [_SectionState(s, [self._message(m, s) for m in sections.get(s.name, ())])
@@ -530,9 +568,9 @@ class ContextAssembler:
                 # one object passed twice becomes two equal ones: each place in the prompt is its own entry
                 st.entries = [m if id(m) not in seen and not seen.add(id(m)) else m.model_copy()
                               for m in st.entries]
-            if counts_class is FastPlanCounts and not FastPlanCounts.covers(self.counter, states, tools):
+            if counts_class is FastPlanCounts and (merge or not FastPlanCounts.covers(self.counter, states, tools)):
                 counts_class = PlanCounts  # a layout the item model does not cover: count it whole
-            counts = counts_class(self.counter, states, tools, self._render)
+            counts = counts_class(self.counter, states, tools, render)
             runs.append(counts)
             result = self._assemble(states, counts, list(tools), budget, cancel)
             finished.append(states)
@@ -670,7 +708,9 @@ class ContextAssembler:
         current = counts.current
         trace = [TraceEntry(section="template", id="chat-template", decision="required", tokens=0,
                             reason="chat template, role markers and generation prefix")]
-        messages = self._render(states, current)
+        messages, moved = self._render(states, current), None
+        if getattr(self, "_merge_turns", False):
+            messages, moved = merge_turns(messages)
         where: dict[tuple[str, str], int] = {}
         first_user: dict[str, int] = {}
         position = 0
@@ -679,8 +719,10 @@ class ContextAssembler:
                 continue
             for m in current[st.plan.name]:
                 where[(st.plan.name, m.id or "")] = position
+                if moved is not None:
+                    where[(st.plan.name, m.id or "")] = moved[position]
                 if m.role == "user":
-                    first_user.setdefault(st.plan.name, position)
+                    first_user.setdefault(st.plan.name, where[(st.plan.name, m.id or "")])
                 position += 1
         summaries = []
         for st in states:

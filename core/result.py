@@ -18,9 +18,10 @@ from .errors import RequestError
 RESULT_FORMAT = "context-inspector/result@1"
 SPAN_PREFIX = "context_inspector."  # span attribute names: context_inspector.input_tokens, ...
 
-Decision = Literal["kept", "dropped", "required", "pinned", "summarised"]
-DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped")
-NOT_SENT: tuple[str, ...] = ("dropped", "summarised")  # decisions whose item is not in the prompt as itself
+Decision = Literal["kept", "dropped", "required", "pinned", "summarised", "not rendered"]
+DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped", "not rendered")
+# Decisions whose item is not in the prompt as itself; "not rendered": sent, but the chat template left it out.
+NOT_SENT: tuple[str, ...] = ("dropped", "summarised", "not rendered")
 # Sections in prompt order, as the trace and the inspector name them.
 SECTION_ORDER: tuple[str, ...] = ("template", "instructions", "tools", "history", "current",
                                   "tool_exchanges", "evidence")

@@ -69,6 +69,7 @@ DECISION_STYLES: dict[str, DecisionStyle] = {
     "required": DecisionStyle("★", "#1565C0", "required"),
     "pinned": DecisionStyle("⚑", "#6A1B9A", "pinned"),
     "summarised": DecisionStyle("Σ", "#B26A00", "summarised"),
+    "not rendered": DecisionStyle("∅", "#AD1457", "not rendered"),
 }
 UNKNOWN_DECISION = DecisionStyle("?", "#757575", "unknown")
 

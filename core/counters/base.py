@@ -82,6 +82,15 @@ class TokenCounter(ABC):
         """Control-token literals in ``text`` that this tokenizer would read as control tokens,
         as ``(literal, start, end)`` character spans."""
 
+    def role_marker_strings(self) -> list[str]:
+        """Added tokens the chat template uses as role or structure markers without flagging them special
+        (Qwen's ``<tool_call>``, DeepSeek's ``<｜User｜>``...): text spelling one is read as that token."""
+        return []
+
+    def role_markers_in(self, text: str) -> list[tuple[str, int, int]]:
+        """Spans of ``role_marker_strings`` in ``text`` that this tokenizer reads as the marker's own token."""
+        return []
+
     @abstractmethod
     def text_token_count(self, text: str) -> int:
         """Tokens of ``text`` on its own, no control tokens added (the tokenizer's plain encoding)."""

@@ -137,6 +137,11 @@ class HFCounter(TokenCounter):
             if getattr(token, "special", False):
                 specials.add(str(token.content))
         self._specials = sorted((s for s in specials if s), key=lambda s: (-len(s), s))
+        sources = templates.values() if isinstance(templates, dict) else [templates]
+        markers = {str(t.content) for t in getattr(tokenizer, "added_tokens_decoder", {}).values()
+                   if not getattr(t, "special", False) and str(t.content).strip()}
+        self._markers = sorted((m for m in markers - specials if any(m in src for src in sources if src)),
+                               key=lambda s: (-len(s), s))
 
     @property
     def identity(self) -> CounterIdentity:
@@ -190,6 +195,16 @@ class HFCounter(TokenCounter):
 
     def control_token_strings(self) -> list[str]:
         return list(self._specials)
+
+    def role_marker_strings(self) -> list[str]:
+        return list(self._markers)
+
+    def role_markers_in(self, text: str) -> list[tuple[str, int, int]]:
+        spans = literal_spans(text, self._markers)
+        if not spans:
+            return []
+        ids = set(self._tokenizer.encode(text, add_special_tokens=False))
+        return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
 
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
         spans = literal_spans(text, self._specials)

@@ -31,6 +31,7 @@ from typing import Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..counters.models import lookup as lookup_model
 from ..counting import TokenCounter
+from ..rendered import mark_not_rendered
 from ..errors import RequestError, TemplateRefused
 from ..result import AssemblyResult, TraceEntry
 from .model import ImportedRequest
@@ -207,8 +208,9 @@ def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_
                                  "message and tool entry" + ("" if absorbing is None else
                                                              f" (included in {absorbing.id})"))
     uncounted = [u.index for u in units if u.end == u.start]
-    return _result(imported, counter, total, [template] + tool_entries + entries, adaptations, uncounted,
-                   context_limit, max_new_tokens)
+    result = _result(imported, counter, total, [template] + tool_entries + entries, adaptations, uncounted,
+                     context_limit, max_new_tokens)
+    return mark_not_rendered(result, counter) if not adaptations else result
 
 
 def _single(costs: _Costs, unit: _Unit) -> tuple[int, str] | None:
