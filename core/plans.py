@@ -31,7 +31,7 @@ from .counting import TokenCounter
 from .plancounts import FastPlanCounts, PlanCounts, PredictionMismatch, forget_constants
 from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, CounterError, InputFileError,
                      RequestError)
-from .result import AssemblyResult, TraceEntry
+from .result import NOT_SENT, AssemblyResult, TraceEntry
 
 BUILTIN_STRATEGIES = ("drop-oldest", "pin-and-fold", "summarise-span", "newest-turns", "by-score")
 SUMMARY_PREFIX = "Summary of earlier conversation: "
@@ -756,7 +756,7 @@ class ContextAssembler:
                 else:
                     trace.append(TraceEntry(section=name, id=m.id or "", decision="dropped", tokens=alone,
                                             reason=f"evicted by {st.plan.compaction}"))
-        sent = sum(e.tokens for e in trace[1:] if e.decision not in ("dropped", "summarised"))
+        sent = sum(e.tokens for e in trace[1:] if e.decision not in NOT_SENT)
         trace[0] = trace[0].model_copy(update={"tokens": input_tokens - sent})
         window = self.plan.budget_tokens or self.counter.declared_context_window or budget
         result = AssemblyResult(
@@ -767,7 +767,9 @@ class ContextAssembler:
             section_outcomes=[_outcome_record(st) for st in states])
         if summaries:
             result.summaries = summaries  # type: ignore[attr-defined]
-        return result
+        from .rendered import mark_not_rendered
+
+        return mark_not_rendered(result, self.counter)
 
 
 def _outcome_record(st: _SectionState) -> dict[str, Any]:

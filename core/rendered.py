@@ -44,30 +44,16 @@ def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefini
                      ) -> dict[int, str]:
     """Message index -> what of it the rendered text lacks."""
     missing: dict[int, str] = {}
-    seen_calls: dict[tuple[str, str], int] = {}
     for i, m in enumerate(messages):
         lacks = []
         if m.content and m.content.strip() and not _present(rendered, m.content):
             lacks.append(f"its text ({len(m.content)} chars)")
-        for call in m.tool_calls:
-            key = (call.name, json.dumps(call.arguments, sort_keys=True))
-            seen_calls[key] = seen_calls.get(key, 0) + 1
+        for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
             if not _call_present(rendered, call.name, call.arguments):
-                lacks.append(f"tool call {call.id} ({call.name})")
-            elif len(m.tool_calls) > 1 and call is not m.tool_calls[0] and not _present(
-                    rendered, json.dumps(call.arguments, ensure_ascii=False)) and not _args_apart(rendered, call):
                 lacks.append(f"tool call {call.id} ({call.name})")
         if lacks:
             missing[i] = " and ".join(lacks)
     return missing
-
-
-def _args_apart(rendered: str, call) -> bool:
-    """A parallel call's arguments are there as their own JSON (in any key spacing)."""
-    for separators in ((", ", ": "), (",", ":")):
-        if json.dumps(call.arguments, ensure_ascii=False, separators=separators) in rendered:
-            return True
-    return False
 
 
 def missing_tools(tools: Sequence[ToolDefinition], rendered: str) -> list[str]:
