@@ -32,9 +32,9 @@ EXPLAINED = {
         "LangGraph's agent bound a get_weather tool (its next call calls it) and its system prompt; the "
         "observation's input records only the user message",
     "langfuse-microsoft-agent-2025-12-17.trace.json":
-        "the importer reads these observations' message text as empty (the file has it in gen_ai parts); the "
-        "second call continues a stored Responses conversation (gen_ai.conversation.id), whose earlier turns "
-        "the provider counts and the file does not hold",
+        "the agent's instructions are recorded only on the parent invoke_agent span, not on this chat span (about "
+        "10 tokens with their wrapper; the rest is not explained); the second call continues a stored Responses "
+        "conversation (gen_ai.conversation.id) whose earlier turns the provider counts and the file does not hold",
     "langfuse-openai-agents-2025-09-30.trace.json":
         "Responses API with a strict tool schema (OpenAI Agents SDK): 5 tokens more than the chat rule gives, "
         "not explained by the file",

@@ -217,7 +217,10 @@ def chat_message(message: dict[str, Any], at: str, ctx: Context) -> list[Draft]:
         parts = read_parts([message], at, ctx)
         return drafts_from("assistant" if message["type"] == "function_call" else "tool", parts, at, ctx)
     role = role_of(message.get("role"), f"{at}.role")
-    parts = read_parts(message.get("content"), f"{at}.content", ctx)
+    if "content" not in message and isinstance(message.get("parts"), list):  # the GenAI semconv shape, in an export
+        parts = read_parts(message["parts"], f"{at}.parts", ctx)
+    else:
+        parts = read_parts(message.get("content"), f"{at}.content", ctx)
     calls = parse_json_text(message.get("tool_calls")) or []  # events record them as JSON text
     if not isinstance(calls, list):
         raise Malformed(f"{at}.tool_calls", f"expected a list of tool calls, found {type(calls).__name__}")
