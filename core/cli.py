@@ -24,18 +24,20 @@ from .errors import ContextBudgetError, ContextInspectorError, CounterError, Req
 from .replay import ReplayUnavailable
 from .loading import load_entries, load_request, load_result
 from .result import AssemblyResult
+from .inputs import tracking_reads
+from .outputs import printable, write_output
 
 EXIT_OK, EXIT_AUDIT, EXIT_BAD_INPUT, EXIT_REQUIRED_TOO_LARGE = 0, 1, 2, 3
 PROG = "context-assembler"
 # Commands that live in a module of their own under core/commands/: each module has
 # ``add_parser(sub) -> argparse.ArgumentParser`` (it adds its sub-parser and returns it) and
 # ``run(args) -> int`` (an exit code; it may raise the core's errors, handled here like any command's).
-COMMAND_MODULES: tuple[str, ...] = ("tokenizers",)
+COMMAND_MODULES: tuple[str, ...] = ("tokenizers", "show", "session", "sweep", "experiment", "grade")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, like every other bad input
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
 
 
 COUNTER_HELP = "mistral:<tokenizer>, openai:<model>, harmony:<model>, estimate:<model>, hf:<directory> or auto"
@@ -135,29 +137,20 @@ def _edited(request: Request, args: argparse.Namespace) -> Request:
         value = getattr(args, key)
         if value is not None:
             data[key] = value
-    if args.fill_order:
-        data["fill_order"] = [part.strip() for part in args.fill_order.split(",") if part.strip()]
+    if args.fill_order is not None:
+        data["fill_order"] = _fill_order(args.fill_order)
     try:
         return parse_request(data)
     except RequestError as exc:
         raise RequestError(exc.problems, source="command line") from None
 
 
-def _write(text: str, output: str | None, inputs: Sequence[str]) -> None:
+def _write(text: str, output: str | None, inputs: Sequence[str | None]) -> None:
+    """Write to ``output`` (stdout when absent), never over a file this run read (core.outputs)."""
     if output is None or output == "-":
         sys.stdout.write(text)
         return
-    target = Path(output)
-    for given in inputs:
-        if target.exists() and Path(given).exists() and os.path.samefile(target, given):
-            raise RequestError([("--output", "refusing to overwrite the input file")], source=output)
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise RequestError([("--output", f"cannot write: {exc.strerror or exc}")], source=output) from None
+    write_output(text, output, [*inputs, *(path for group in _RUN_INPUTS for path in group)])
 
 
 def _load_assemblable(path: str, windows: str | None = None):
@@ -174,8 +167,16 @@ def _load_assemblable(path: str, windows: str | None = None):
     return load_request(path)
 
 
+def _fill_order(text: str) -> list[str]:
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise RequestError([("--fill-order", f"names the sections to fill, e.g. evidence,history (got {text!r})")],
+                           source="command line")
+    return parts
+
+
 def _edited_plan(request, args: argparse.Namespace):
-    if args.margin is not None or args.fill_order:
+    if args.margin is not None or args.fill_order is not None:
         raise RequestError([("--margin/--fill-order", "a plan request sets these in its plan")], source=args.request)
     plan = request.plan.model_dump()
     if args.context_limit is not None:
@@ -258,7 +259,7 @@ def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
             result = assemble(request, counter, reference=args.reference_recount, stats=stats)
     except RequiredContextTooLarge as exc:
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-        print(f"{PROG}: {args.request}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: {args.request}: {exc}")
         return EXIT_REQUIRED_TOO_LARGE
     finally:
         if getattr(args, "timings", False):  # assembly alone: no start-up, no file loading, no writing
@@ -276,7 +277,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         try:  # the result's own counter, when it can be rebuilt here
             counter = make_counter(result.counter.name)
         except ContextInspectorError as exc:
-            print(f"{PROG}: note: not checking control tokens or the count ({exc})", file=sys.stderr)
+            _say(f"{PROG}: note: not checking control tokens or the count ({exc})")
     findings = audit(result, counter)
     for f in findings:
         if args.json:
@@ -307,8 +308,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .replay import Edits, diff, replay, what_if
 
     edits = Edits(context_limit=args.context_limit, max_new_tokens=args.max_new_tokens, margin=args.margin,
-                  fill_order=tuple(p.strip() for p in args.fill_order.split(",") if p.strip())
-                  if args.fill_order else None)
+                  fill_order=tuple(_fill_order(args.fill_order)) if args.fill_order is not None else None)
     _check_edits(edits)
     counter = build_counter(args)
     entries = load_entries(args.file)
@@ -317,12 +317,17 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise RequestError([("", "no request or result to replay")], source=args.file)
     if len(recordings) == 1:
         recorded = recordings[0]
-        before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
+        try:
+            before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
+        except RequiredContextTooLarge as exc:
+            if edits.is_empty():
+                raise
+            return _replay_unrecorded(args, recorded, edits, counter, exc)
         try:
             after = replay(recorded, edits=edits, counter=counter)
         except RequiredContextTooLarge as exc:
             sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-            print(f"{PROG}: {args.file}: under these edits, {exc}", file=sys.stderr)
+            _say(f"{PROG}: {args.file}: under these edits, {exc}")
             return EXIT_REQUIRED_TOO_LARGE
         changes = diff(before, after)
         sys.stdout.write(json.dumps(changes.to_json(), indent=2) + "\n" if args.json else changes.to_text() + "\n")
@@ -332,6 +337,29 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if bar is not None:
         sys.stderr.write("\n")
     sys.stdout.write(json.dumps(summary.to_json(), indent=2) + "\n" if args.json else summary.to_text() + "\n")
+    return EXIT_OK
+
+
+def _replay_unrecorded(args, recorded, edits, counter, refused: RequiredContextTooLarge) -> int:
+    """A request that does not fit its own limits has no 'before': show the edited assembly alone."""
+    from .replay import replay
+
+    try:
+        after = replay(recorded, edits=edits, counter=counter)
+    except RequiredContextTooLarge as exc:
+        sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
+        _say(f"{PROG}: {args.file}: under these edits, {exc}")
+        return EXIT_REQUIRED_TOO_LARGE
+    items = [{"section": e.section, "id": e.id, "decision": e.decision, "tokens": e.tokens} for e in after.trace]
+    budget = {key: getattr(after, key) for key in ("input_tokens", "input_budget", "remaining_tokens",
+                                                  "context_limit", "max_new_tokens", "margin")}
+    if args.json:
+        sys.stdout.write(json.dumps({"recorded": refused.record(), "after": budget, "items": items}, indent=2) + "\n")
+    else:
+        lines = [f"as recorded, {refused}", "under these edits it fits: " +
+                 ", ".join(f"{key} {value}" for key, value in budget.items())]
+        lines += [f"  {i['section']:16} {i['id']:28} {i['decision']:10} {i['tokens']}" for i in items]
+        sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
 
 
@@ -360,8 +388,29 @@ def _file_of(args: argparse.Namespace) -> str:
     return getattr(args, "request", None) or getattr(args, "result", None) or getattr(args, "file", None) or "input"
 
 
+_RUN_INPUTS: list[set[str]] = []  # while a command runs: the files it has read (core.inputs) and declared ones
+
+
+def _declared_inputs(args: argparse.Namespace) -> set[str]:
+    """Inputs a run reads other than through core.inputs: a tokenizer directory, a summary store."""
+    declared = {getattr(args, "store", None) or ""}
+    spec = getattr(args, "counter", None) or ""
+    if spec.startswith("hf:"):
+        declared.add(spec[3:])
+    return {path for path in declared if path}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with tracking_reads() as seen:
+        _RUN_INPUTS[:] = [seen, _declared_inputs(args)]
+        try:
+            return _main(args)
+        finally:
+            _RUN_INPUTS.clear()
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "_run", None) is not None:
             return args._run(args)
@@ -376,17 +425,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_audit(args)
     except ContextBudgetError as exc:  # a plan that cannot fit without breaking a rule: like exit 3
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-        print(f"{PROG}: {_file_of(args)}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: {_file_of(args)}: {exc}")
         return EXIT_REQUIRED_TOO_LARGE
     except (CounterError, ReplayUnavailable) as exc:  # raised while working on a named file: name it
-        print(f"{PROG}: error: {_file_of(args)}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: error: {_file_of(args)}: {exc}")
+        return EXIT_BAD_INPUT
+    except RequestError as exc:  # every exit-2 line names the file it is about
+        _say(f"{PROG}: error: {exc if exc.source else exc.with_source(_file_of(args))}")
         return EXIT_BAD_INPUT
     except ContextInspectorError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        _say(f"{PROG}: error: {exc}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        _say(f"{PROG}: interrupted")
         return 130
+    except BaseException as exc:  # a tokenizer's Rust panic is a BaseException (pyo3's PanicException)
+        if type(exc).__name__ != "PanicException":
+            raise
+        _say(f"{PROG}: error: {_file_of(args)}: the tokenizer failed on this input: {str(exc)[:200]}")
+        return EXIT_BAD_INPUT
+
+
+def _say(line: str) -> None:
+    """One line on stderr, control characters escaped (the input's text must not act on the terminal)."""
+    print(printable(line), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ def test_count_json_output(capsys):
 def test_count_reports_adaptations_and_broken_structure(capsys):
     code, out, _ = run(capsys, FORMATS_DIR / "anthropic_body.json")
     assert code == 0
-    assert "(mistral:tekken_240911, adapted)" in out and "adapted: message 2: its text (30 chars) is not counted" in out
+    assert "(mistral:tekken_240911, adapted)" in out and "adapted: message 2: its text (30 chars) is counted apart" in out
     code, out, _ = run(capsys, FORMATS_DIR / "openai_broken_body.json")
     assert code == 0  # findings are the report, not a failure of the command
     for rule in ("invalid-tool-arguments", "tool-call-without-result", "tool-result-without-call", "unknown-tool"):

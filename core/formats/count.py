@@ -14,18 +14,18 @@ method the chat template allows, named in its reason:
 Tool definitions are costed by prefix over the tool list. The ``template`` entry takes the rest, so
 the template entry plus every other entry adds up to ``input_tokens`` exactly.
 
-When the counter's template refuses the request as recorded, ``count_imported`` counts what can
-be counted, and says so (``count_basis: "adapted"`` and ``count_adaptations``): the text of an
-assistant message that also carries tool calls is left out (mistral-common refuses both in one
-message), then assistant messages at the very end (a prefill, or a file that records a finished
-conversation) are left out with 0 tokens. If the template still refuses, ``CountRefused`` is raised
-for that request; the ``count`` command prints it and goes on (the file itself was valid, so it
-still exits 0).
+When the counter's template refuses the request as recorded, ``count_imported`` adapts it in the
+least way that still counts what was sent, and says exactly how (``count_basis: "adapted"`` and
+``count_adaptations``): see ``core.formats.adapt`` for the steps (text beside tool calls counted
+apart, a tool result whose call is not in the request counted as a user message, parallel calls
+counted one at a time, assistant messages at the very end left out). If the template still
+refuses, ``CountRefused`` is raised for that request with the request's structural reasons and the
+template's own words; the ``count`` command prints it and goes on (the file itself was valid, so
+it still exits 0).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
@@ -35,6 +35,7 @@ from ..rendered import mark_not_rendered
 from ..errors import RequestError, TemplateRefused
 from ..result import AssemblyResult, TraceEntry
 from .model import ImportedRequest
+from .adapt import Unit, adapt, diagnose, step_sets
 from .normalise import infer_sections
 
 ASSUMED_LIMIT_STEP = 1024
@@ -50,16 +51,6 @@ class CountRefused(TemplateRefused):
         why = "; ".join(self.diagnosis)
         self.args = (f"{label}: {counter_name} cannot count this request" + (f" ({why})" if why else "")
                      + f"; its chat template said: {template_message}",)
-
-
-@dataclass
-class _Unit:
-    """One recorded message and the slice (one message or none) of the counted list it became."""
-
-    index: int
-    start: int
-    end: int
-    note: str = ""  # how it was adapted for counting, if it was
 
 
 class _Costs:
@@ -93,68 +84,19 @@ class _Costs:
         return self.count(self.counted[:at] + [blank] + self.counted[at + 1:])
 
 
-def _adapt(messages: list[ChatMessage], drop_text: bool, drop_trailing: bool,
-           counter_name: str) -> tuple[list[ChatMessage], list[_Unit], list[str]]:
-    counted: list[ChatMessage] = []
-    units: list[_Unit] = []
-    notes: list[str] = []
-    last_kept = len(messages) - 1
-    if drop_trailing:
-        while last_kept >= 0 and messages[last_kept].role == "assistant":
-            last_kept -= 1
-        if last_kept < len(messages) - 1:
-            notes.append(f"messages {last_kept + 1}-{len(messages) - 1} (assistant, at the end of the request) are "
-                         f"not counted: {counter_name} refuses a request that ends with an assistant message")
-    for i, m in enumerate(messages):
-        start = len(counted)
-        note = ""
-        if i > last_kept:
-            note = f"not counted: {counter_name} refuses a request that ends with an assistant message"
-        elif drop_text and m.role == "assistant" and m.content and m.tool_calls:
-            counted.append(ChatMessage(role="assistant", tool_calls=m.tool_calls))
-            note = (f"its text ({len(m.content)} chars) is not counted: {counter_name} refuses text and tool calls "
-                    "in one assistant message")
-            notes.append(f"message {i}: {note}")
-        else:
-            counted.append(m)
-        units.append(_Unit(i, start, len(counted), note))
-    return counted, units, notes
-
-
-def _diagnose(messages: list[ChatMessage]) -> list[str]:
-    """Structural reasons a template is likely to refuse, in the request's own terms."""
-    found = []
-    if not messages:
-        found.append("it has no messages")
-    late = [i for i, m in enumerate(messages) if m.role == "system" and any(n.role != "system" for n in messages[:i])]
-    if late:
-        found.append(f"message {late[0]} is a system message after the conversation started")
-    for i, m in enumerate(messages):
-        if m.role == "tool" and (i == 0 or messages[i - 1].role not in ("assistant", "tool")):
-            found.append(f"message {i} is a tool result that follows no tool call")
-            break
-    for i, m in enumerate(messages):
-        if m.role == "assistant" and not m.content and not m.tool_calls:
-            found.append(f"message {i} is an assistant message with neither text nor tool calls")
-            break
-    return found
-
-
-def _count_complete(imported: ImportedRequest, counter: TokenCounter) -> tuple[int, list[ChatMessage], list[_Unit],
+def _count_complete(imported: ImportedRequest, counter: TokenCounter) -> tuple[int, list[ChatMessage], list[Unit],
                                                                                 list[str]]:
     messages = list(imported.messages)
     first_refusal = ""
-    for drop_text, drop_trailing in ((False, False), (True, False), (True, True)):
-        counted, units, notes = _adapt(messages, drop_text, drop_trailing, counter.name)
-        if (drop_text or drop_trailing) and not notes:
-            continue  # this adaptation changes nothing here
+    for steps in step_sets(messages, counter):
+        counted, units, notes = adapt(messages, steps, counter)
         if not counted:
-            break
+            continue
         try:
             return counter.count(counted, list(imported.tools)), counted, units, notes
         except TemplateRefused as exc:
             first_refusal = first_refusal or exc.template_message
-    raise CountRefused(imported.label, counter.name, first_refusal or "there is nothing to count", _diagnose(messages))
+    raise CountRefused(imported.label, counter.name, first_refusal or "there is nothing to count", diagnose(messages))
 
 
 def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_limit: int | None = None,
@@ -198,7 +140,13 @@ def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_
         entries.append(entry)
         k = last + 1
     entries += [_entry(u, messages[u.index], sections, 0, u.note) for u in units if u.end == u.start]
+    absent = [u.index for u in units if u.end == u.start and u.within is None]
     entries.sort(key=lambda e: e.message_indices[0])
+    for unit in units:  # text counted apart from the list the template took: in its message's entry and the total
+        if unit.extra:
+            entry = next(e for e in entries if unit.index in e.message_indices)
+            entry.tokens += unit.extra
+            total += unit.extra
     tool_entries = _tool_entries(costs)
     rest = total - sum(e.tokens for e in entries) - sum(e.tokens for e in tool_entries)
     if absorbing is not None:
@@ -207,13 +155,13 @@ def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_
                           reason="chat template, role markers and generation prefix: the complete count minus every "
                                  "message and tool entry" + ("" if absorbing is None else
                                                              f" (included in {absorbing.id})"))
-    uncounted = [u.index for u in units if u.end == u.start]
+    uncounted = absent
     result = _result(imported, counter, total, [template] + tool_entries + entries, adaptations, uncounted,
                      context_limit, max_new_tokens)
     return mark_not_rendered(result, counter) if not adaptations else result
 
 
-def _single(costs: _Costs, unit: _Unit) -> tuple[int, str] | None:
+def _single(costs: _Costs, unit: Unit) -> tuple[int, str] | None:
     before, through = costs.prefix(unit.start) if unit.start else None, costs.prefix(unit.end)
     if before is not None and through is not None:
         return through - before, "marginal by prefix counts"
@@ -228,7 +176,7 @@ def _single(costs: _Costs, unit: _Unit) -> tuple[int, str] | None:
     return None
 
 
-def _group_cost(costs: _Costs, group: list[_Unit]) -> tuple[int | None, str]:
+def _group_cost(costs: _Costs, group: list[Unit]) -> tuple[int | None, str]:
     """Tokens of messages costed together; ``None`` when only the template overhead can be counted with them."""
     start, end = group[0].start, group[-1].end
     base, through = costs.prefix(start) if start else None, costs.prefix(end)
@@ -254,7 +202,7 @@ def _entry_id(index: int, m: ChatMessage) -> str:
     return f"message-{index}"
 
 
-def _entry(unit: _Unit, m: ChatMessage, sections: list[str], tokens: int, how: str) -> TraceEntry:
+def _entry(unit: Unit, m: ChatMessage, sections: list[str], tokens: int, how: str) -> TraceEntry:
     reason = f"{_role_name(m)} message, {how}"
     if unit.note and unit.end > unit.start:
         reason += f"; {unit.note}"
@@ -262,7 +210,7 @@ def _entry(unit: _Unit, m: ChatMessage, sections: list[str], tokens: int, how: s
                       reason=reason, message_indices=[unit.index])
 
 
-def _group_entry(group: list[_Unit], messages: list[ChatMessage], sections: list[str], tokens: int,
+def _group_entry(group: list[Unit], messages: list[ChatMessage], sections: list[str], tokens: int,
                  how: str) -> TraceEntry:
     """One entry for messages the template will not cost apart (``assemble`` records a tool exchange so too)."""
     indices = [u.index for u in group]

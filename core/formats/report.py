@@ -69,6 +69,7 @@ def report_text(report: FileCount) -> str:
     lines = [f"{imported.path}: {imported.format.name}: {imported.format.detail}",
              f"counter: {report.counter_name}; {len(imported.requests)} request(s)"]
     lines += [f"warning: {w}" for w in imported.warnings]
+    lines += [f"not read: {f}" for f in imported.failed]
     if not imported.requests:
         lines.append("no model-call requests in this file")
     for n, rc in enumerate(report.requests, start=1):
@@ -116,7 +117,8 @@ def report_json(report: FileCount) -> str:
     imported = report.imported
     out: dict[str, Any] = {"file": imported.path, "format": imported.format.name, "detail": imported.format.detail,
                            "counter": report.counter_name, "warnings": [str(w) for w in imported.warnings],
-                           "requests": []}
+                           "requests": [], "failed": [{"label": f.label, "place": f.place, "reason": f.reason}
+                                                      for f in imported.failed]}
     for rc in report.requests:
         recorded = rc.request.recorded
         item: dict[str, Any] = {"label": rc.request.label, "format": recorded.format, "model": recorded.model,

@@ -38,7 +38,7 @@ def isolated_settings(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(autouse=True)
 def fresh_settings(isolated_settings, qapp):
     """Each test starts with empty settings (and a QApplication: icons and pixmaps need one)."""
-    from inspector.settings import open_settings
+    from inspector.files.settings import open_settings
 
     store = open_settings()
     store.clear()

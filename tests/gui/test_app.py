@@ -16,7 +16,7 @@ import core
 from inspector import app as inspector_app
 from inspector.mainwindow import MainWindow
 from inspector.paths import demo_request_path, fixtures_dir
-from inspector.settings import Settings
+from inspector.files.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -145,7 +145,7 @@ def test_geometry_and_splitters_are_restored(qtbot, counter):
 
 
 def test_settings_live_in_the_temporary_location(isolated_settings):
-    from inspector.settings import open_settings
+    from inspector.files.settings import open_settings
 
     store = open_settings()
     store.setValue("probe", 1)

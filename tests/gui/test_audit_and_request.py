@@ -6,7 +6,7 @@ from PySide6.QtGui import QTextCharFormat
 
 import core
 from inspector import theme
-from inspector.detail import DetailTabs
+from inspector.panes.detail import DetailTabs
 from inspector.models import FindingsModel, ITEM_ID_ROLE, SECTION_ROLE
 
 
@@ -101,7 +101,7 @@ def test_text_with_characters_outside_the_bmp_keeps_spans_aligned(qtbot, counter
             "context_limit": 400, "max_new_tokens": 50}
     entry = core.entry_from(data, 0, None, "emoji.json")
     (row,) = rows_from_entry(entry, "emoji.json", counter)
-    from inspector.requestview import RequestView
+    from inspector.panes.requestview import RequestView
 
     view = RequestView()
     qtbot.addWidget(view)

@@ -9,7 +9,7 @@ import pytest
 import core
 from core.replay import diff, replay
 from inspector.mainwindow import MainWindow
-from inspector.settings import Settings
+from inspector.files.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the shared test helpers live in tests/
 tokenizer_factory = pytest.importorskip("tokenizer_factory")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import core
-from inspector.exporting import ExportDialog, KINDS, suggested_name, with_suffix
+from inspector.files.exporting import ExportDialog, KINDS, suggested_name, with_suffix
 
 FORMATS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 # an assembled request of ours, and a provider's traced model call (imported, with trace and span ids)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import core
-from inspector.detail import DetailTabs
+from inspector.panes.detail import DetailTabs
 from inspector.models import DECISION_ROLE, ITEM_ID_ROLE, SECTION_ROLE, SectionTreeModel
 from .treehelpers import tree_decisions as _tree_decisions
 

@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 
 import core
 from inspector import theme
-from inspector.detail import DetailTabs
+from inspector.panes.detail import DetailTabs
 from inspector.models import ITEM_ID_ROLE, RequestFilterProxy, RequestListModel, SECTION_ROLE, SectionTreeModel
-from inspector.providers import DEFAULT_OUTPUT_RESERVE, imported_row, imported_source, model_key
-from inspector.settings import Settings
+from inspector.document.imported import DEFAULT_OUTPUT_RESERVE, imported_row, imported_source, model_key
+from inspector.files.settings import Settings
 
 FORMATS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 PROVIDER_FIXTURES = sorted(p.name for p in FORMATS_DIR.iterdir() if p.suffix in (".json", ".jsonl", ".yaml"))

@@ -1,0 +1,228 @@
+"""Opening files: the queue of load jobs, the background reading of each, the rows it gives, reload and
+close. Every row comes from ``core`` through the workers; this only keeps track of which file is open
+and which job's rows are current."""
+from __future__ import annotations
+
+import time
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFileDialog
+
+import core
+
+from ..document import Row
+from ..paths import demo_request_path
+from ..workers import LoadJob, LoadThread, ReadRowThread
+
+if TYPE_CHECKING:
+    from ..mainwindow import MainWindow
+
+
+class Opener(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.open_paths: dict[str, bool] = {}  # path -> opened as the demo
+        self._jobs: deque[LoadJob] = deque()
+        self.thread: LoadThread | None = None
+        self._generation = 0
+        self._loading: dict[str, int] = {}  # path -> generation of the job whose rows it takes
+        self._job_started = 0.0
+        self._read_threads: list[ReadRowThread] = []
+
+    def is_busy(self) -> bool:
+        return self.thread is not None or bool(self._jobs) or bool(self._read_threads)
+
+    # ---- asking
+
+    def open_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self.window, "Open requests, results, provider bodies or trace exports", "",
+            "Requests, results and traces (*.json *.jsonl *.yaml *.yml);;All files (*)")
+        if paths:
+            self.open_files(paths)
+
+    def open_demo(self) -> None:
+        self._queue([str(demo_request_path())], demo=True)
+
+    def open_files(self, paths: list[str]) -> None:
+        w = self.window
+        resolved = [str(Path(p).expanduser().resolve()) for p in paths]
+        sweeps = [p for p in resolved if core.is_sweep_file(p)]  # a SWEEP.json, told by content
+        for path in sweeps:
+            w.sweeps.open_sweep(path)
+        resolved = [p for p in resolved if p not in sweeps]
+        for path in resolved:
+            if w.persist and Path(path).is_file():
+                w.settings.add_recent(path)
+        w.recent.rebuild()
+        self._queue(resolved, demo=False)
+
+    def _queue(self, paths: list[str], *, demo: bool) -> None:
+        for path in paths:
+            self.open_paths[path] = demo  # an open file opened again is read again when its job starts
+        self._jobs.append(LoadJob(paths=list(paths), counter_spec=self.window.counters.spec, demo=demo))
+        self.window.update_title()
+        self.start_next_job()
+
+    # ---- reading
+
+    def start_next_job(self) -> None:
+        w = self.window
+        if self.thread is not None or w.counters.pending or not self._jobs:
+            return
+        job = self._jobs.popleft()
+        job.paths = [p for p in job.paths if p in self.open_paths]  # closed while queued
+        if not job.paths:
+            self.start_next_job()
+            return
+        job.counter_spec = w.counters.spec
+        job.context_limits = dict(w.imports.limits)
+        self._generation += 1
+        job.generation = self._generation
+        for path in job.paths:
+            # rows of an earlier read of the same file go; only this job's rows are taken from now on
+            self.remove_rows_of(path)
+            self._loading[path] = job.generation
+        thread = LoadThread(job, w.counter_cache, self)
+        thread.batchReady.connect(self._on_batch)
+        thread.rowsRead.connect(self._on_rows_read)
+        thread.progress.connect(self._on_progress)
+        thread.problem.connect(self._on_problem)
+        thread.counterReady.connect(self._on_job_counter)
+        thread.finished.connect(lambda t=thread: self._on_job_finished(t))
+        self.thread = thread
+        self._job_started = time.monotonic()
+        w.act_cancel.setEnabled(True)
+        w.status.show_loading(f"Reading {Path(job.paths[0]).name}")  # until the thread reports
+        thread.start()
+
+    def _on_job_counter(self, generation: int, counter: core.TokenCounter | None) -> None:
+        if counter is not None:
+            self.window.counters.adopt(counter)
+
+    def _on_batch(self, generation: int, rows: list[Row]) -> None:
+        w = self.window
+        rows = [r for r in rows if r.source in self.open_paths and self._loading.get(r.source) == generation]
+        if not rows:
+            return
+        w.request_model.append_rows(rows)
+        w.imports.rows_arrived(rows)
+        if w.current_row is None:
+            w.requests.select_first()
+
+    def _on_rows_read(self, _generation: int, pairs: list[tuple[Row, Row]]) -> None:
+        """Pending rows were read in the background: each takes its full content in place."""
+        w = self.window
+        current_read = False
+        read = []
+        for row, full in pairs:
+            if row.pending:
+                row.absorb(full)
+                read.append(row)
+                current_read = current_read or row is w.current_row
+        w.request_model.rows_changed(read)
+        if current_read:
+            w.select_row(w.current_row, origin="read")
+
+    def read_now(self, row: Row) -> None:
+        """The person selected a row not read yet: read it next (or now, if its loading has stopped)."""
+        thread = self.thread
+        if thread is not None and row.source in thread.job.paths and not thread.isFinished():
+            thread.prioritise(row)
+            return
+        if any(t.row is row for t in self._read_threads):
+            return
+        reader = ReadRowThread(row, self.window.counter_cache, self.window.counters.spec, self)
+        reader.rowsRead.connect(self._on_rows_read)
+        reader.finished.connect(lambda r=reader: self._read_finished(r))
+        self._read_threads.append(reader)
+        self.window.status.show_busy(f"Reading {row.label}")
+        reader.start()
+
+    def _read_finished(self, reader: ReadRowThread) -> None:
+        if reader in self._read_threads:
+            self._read_threads.remove(reader)
+        reader.deleteLater()
+        self.window.hide_busy_if_idle()
+
+    def _on_progress(self, generation: int, done: int, total: int, text: str) -> None:
+        if generation == self._generation:
+            self.window.status.show_progress(done, total, text)
+
+    def _on_problem(self, generation: int, level: str, text: str) -> None:
+        self.window.report(level, text)
+
+    def _on_job_finished(self, thread: LoadThread) -> None:
+        if thread is not self.thread:
+            return  # already handled (a reload waited for it)
+        w = self.window
+        self.thread = None
+        seconds = time.monotonic() - self._job_started
+        if thread.cancelled:
+            unread = f", {thread.unread} not read yet (select one to read it)" if thread.unread else ""
+            w.report("warning", f"Loading cancelled; {w.request_model.rowCount()} rows kept{unread}")
+        else:
+            w.report("info", f"Loaded {', '.join(Path(p).name for p in thread.job.paths)} in {seconds:.1f} s")
+        thread.deleteLater()
+        w.hide_busy_if_idle()
+        w.update_status()
+        if w.current_row is not None and w.current_row.pending:
+            self.read_now(w.current_row)  # selected after the thread stopped taking requests
+        self.start_next_job()
+
+    def cancel(self) -> None:
+        self._jobs.clear()
+        if self.thread is not None:
+            self.thread.cancel()
+
+    # ---- again, and closing
+
+    def reload(self) -> None:
+        """Read every open file again (requests are re-assembled with the current counter)."""
+        w = self.window
+        self.cancel()
+        if self.thread is not None:
+            self.thread.wait()
+            self._on_job_finished(self.thread)
+        opened = dict(self.open_paths)
+        w.imports.remember_for_reload(w.request_model.rows())
+        w.request_model.clear()
+        w.select_row(None)
+        self.open_paths.clear()
+        demo = [p for p, d in opened.items() if d]
+        plain = [p for p, d in opened.items() if not d]
+        if demo:
+            self._queue(demo, demo=True)
+        if plain:
+            self._queue(plain, demo=False)
+
+    def close_current_file(self) -> None:
+        w = self.window
+        row = w.current_row
+        if row is None:
+            return
+        number = w.requests.proxy_row_of(row)
+        self.remove_rows_of(row.source)
+        self.open_paths.pop(row.source, None)
+        self._loading.pop(row.source, None)
+        w.update_title()
+        count = w.request_proxy.rowCount()
+        if count:
+            w.requests.select_proxy_row(min(max(number, 0), count - 1))
+        else:
+            w.select_row(None)
+
+    def remove_rows_of(self, path: str) -> None:
+        w = self.window
+        if w.current_row is not None and w.current_row.source == path:
+            w.select_row(None)
+        w.request_model.remove_source(path)
+
+    def wait(self) -> None:
+        for thread in (self.thread, *self._read_threads):
+            if thread is not None and thread.isRunning():
+                thread.wait()

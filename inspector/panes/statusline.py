@@ -1,0 +1,108 @@
+"""The status bar's permanent parts: the file of the selected row, the loading progress and its Cancel
+button, the input tokens against the allowance, and the counter the shown result was counted with."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
+
+import core
+
+from ..document import Row
+from ..document.imported import format_title
+
+
+class StatusLine:
+    def __init__(self, status: QStatusBar) -> None:
+        self.counter_label = QLabel(status)
+        self.counter_label.setAccessibleName("Token counter")
+        self.tokens_label = QLabel(status)
+        self.tokens_label.setAccessibleName("Input tokens of the allowance")
+        self.file_label = QLabel(status)
+        self.file_label.setAccessibleName("File")
+        self.progress = QProgressBar(status)
+        self.progress.setAccessibleName("Loading progress")
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.cancel_button = QPushButton("Cancel", status)
+        self.cancel_button.setAccessibleName("Cancel loading")
+        self.cancel_button.hide()
+        status.addWidget(self.file_label, 1)
+        status.addPermanentWidget(self.progress)
+        status.addPermanentWidget(self.cancel_button)
+        status.addPermanentWidget(self.tokens_label)
+        status.addPermanentWidget(self.counter_label)
+
+    # ---- progress
+
+    def show_busy(self, text: str) -> None:
+        self.progress.setRange(0, 0)
+        self.progress.setFormat(text)
+        self.progress.show()
+
+    def show_loading(self, text: str) -> None:
+        """A job started: the progress (unknown length until the thread reports) and its Cancel button."""
+        self.show_busy(text)
+        self.cancel_button.show()
+
+    def show_progress(self, done: int, total: int, text: str) -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(min(done, total))
+            self.progress.setFormat(text if "%" in text else f"{text}: %v of %m")
+        else:
+            self.progress.setRange(0, 0)
+            self.progress.setFormat(f"Reading {text}")
+
+    def hide_busy(self) -> None:
+        self.progress.hide()
+        self.cancel_button.hide()
+
+    # ---- what is shown
+
+    def show_counter(self, identity: core.CounterIdentity | None, spec: str, pending: bool) -> None:
+        if identity is not None:
+            sha = (identity.template_sha256 or "")[:12] or "none"
+            self.counter_label.setText(f"Counter: {identity.model or identity.name} · "
+                                       f"{identity.revision or 'no revision'} · template {sha}")
+            self.counter_label.setToolTip(f"{identity.name} ({identity.kind})\nmodel {identity.model}\n"
+                                          f"revision {identity.revision}\ntemplate sha256 {identity.template_sha256}"
+                                          + (f"\n{identity.notes}" if identity.notes else ""))
+        elif pending:
+            self.counter_label.setText(f"Counter: building {spec}…")
+        else:
+            self.counter_label.setText(f"Counter: unavailable ({spec})")
+
+    def show_tokens(self, row: Row | None, replayed: Row | None) -> None:
+        if replayed is not None and replayed.result is not None:
+            recorded = f" (recorded {row.input_tokens} / {row.allowance})" if row is not None and \
+                row.input_tokens is not None else ""
+            self.tokens_label.setText(f"Replayed: input {replayed.result.input_tokens} / "
+                                      f"{replayed.result.input_budget} tokens{recorded}")
+        elif row is not None and row.input_tokens is not None:
+            if row.kind == "rejected":
+                self.tokens_label.setText(f"Rejected: needs {row.input_tokens}, allowance {row.allowance}")
+            elif row.count_drift is not None:
+                theirs = (row.result.model_extra or {}).get("provider_input_tokens")
+                self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens · provider {theirs} · "
+                                          f"drift {row.count_drift:+d}")
+            else:
+                self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens")
+        else:
+            self.tokens_label.setText("")
+        # a result the fast count handed to the reference method says so (and why, on hover)
+        result = replayed.result if replayed is not None and replayed.result is not None else \
+            (row.result if row else None)
+        note = getattr(result, "counting_note", None) if result is not None else None
+        if note and self.tokens_label.text():
+            self.tokens_label.setText(self.tokens_label.text() + " · counted by the reference method")
+        self.tokens_label.setToolTip(note or "")
+
+    def show_file(self, row: Row | None, total_rows: int) -> None:
+        if row is not None:
+            where = f"File: {row.where}"
+            if row.format_name:
+                info = row.import_source.info if row.import_source is not None else None
+                where += f" · {format_title(info.name if info else row.format_name)} (read as {row.format_name})"
+            self.file_label.setText(where)
+        else:
+            self.file_label.setText(f"{total_rows} rows loaded" if total_rows else "No file open")

@@ -1,0 +1,75 @@
+"""Token counters, built off the GUI thread once per spec and shared (the embedded one takes most of a second)."""
+from __future__ import annotations
+
+import logging
+import threading
+
+from PySide6.QtCore import QThread, Signal
+
+import core
+
+log = logging.getLogger("inspector")
+
+
+class CounterCache:
+    """Counters by spec, built at most once each, safe to ask from any thread.
+
+    ``lock`` serialises use of the counters: their count cache is not thread-safe, and the GUI
+    thread renders with the same counter a worker may be assembling with.
+    """
+
+    def __init__(self) -> None:
+        self._build_lock = threading.Lock()
+        self.lock = threading.RLock()
+        self._counters: dict[str, core.TokenCounter] = {}
+
+    @staticmethod
+    def normalise(spec: str | None) -> str:
+        return spec or core.DEFAULT_COUNTER
+
+    def peek(self, spec: str | None) -> core.TokenCounter | None:
+        return self._counters.get(self.normalise(spec))
+
+    def get(self, spec: str | None) -> core.TokenCounter:
+        """The counter for ``spec``; raises ``core.CounterError`` if it cannot be built."""
+        spec = self.normalise(spec)
+        with self._build_lock:
+            counter = self._counters.get(spec)
+            if counter is None:
+                counter = core.make_counter(spec)
+                self._counters[spec] = counter
+            return counter
+
+    def forget(self, spec: str | None) -> None:
+        with self._build_lock:
+            self._counters.pop(self.normalise(spec), None)
+
+
+_SHARED = CounterCache()
+
+
+def shared_counter_cache() -> CounterCache:
+    return _SHARED
+
+
+class CounterThread(QThread):
+    """Builds one counter off the GUI thread."""
+
+    built = Signal(str, object)  # spec, counter
+    failed = Signal(str, str)  # spec, one-line message
+
+    def __init__(self, cache: CounterCache, spec: str, parent=None) -> None:
+        super().__init__(parent)
+        self._cache = cache
+        self.spec = spec
+
+    def run(self) -> None:
+        try:
+            counter = self._cache.get(self.spec)
+        except core.ContextInspectorError as exc:
+            self.failed.emit(self.spec, str(exc))
+        except Exception as exc:  # a tokenizer library failing in its own way: still one line, never a crash
+            log.exception("building counter %s", self.spec)
+            self.failed.emit(self.spec, f"{self.spec}: cannot build the counter ({type(exc).__name__}: {exc})")
+        else:
+            self.built.emit(self.spec, counter)
