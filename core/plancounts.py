@@ -35,6 +35,7 @@ import unicodedata
 from typing import Any, Callable, Mapping, Sequence
 
 from .contracts import ChatMessage, Evidence, ToolCall, ToolDefinition
+from .alternation import countable_variants
 from .counting import TokenCounter
 from .errors import ContextBudgetError, CounterError
 from .render import evidence_block, user_content
@@ -245,29 +246,6 @@ def thresholds_of(strategy: Any, limit: int) -> tuple[int, ...] | None:
     return values
 
 
-def _countable_variants(messages: list[ChatMessage]) -> list[list[ChatMessage]]:
-    """Partial prompts a template refuses, made countable: an empty user turn after a closing assistant
-    message; then, for templates that demand strict user/assistant alternation (Mistral Nemo, Gemma 3), an empty
-    turn of the other role between two of the same. The fillers only add tokens, so a count through them never
-    understates the partial prompt; the prompt that is emitted is always counted as it is."""
-    out = []
-    if messages[-1].role == "assistant":
-        out.append(messages + [ChatMessage(role="user", content="")])
-    alternating: list[ChatMessage] = []
-    for m in messages:
-        previous = next((x.role for x in reversed(alternating) if x.role in ("user", "assistant")), None)
-        if m.role == "assistant" and previous is None:  # a conversation must open with the user
-            alternating.append(ChatMessage(role="user", content=""))
-        elif m.role in ("user", "assistant") and previous == m.role:
-            alternating.append(ChatMessage(role="assistant" if m.role == "user" else "user", content=""))
-        alternating.append(m)
-    if alternating[-1].role == "assistant":
-        alternating.append(ChatMessage(role="user", content=""))
-    if len(alternating) != len(messages):
-        out.append(alternating)
-    return out
-
-
 class PlanCounts:
     """The reference: every question is answered by counting the complete prompt."""
 
@@ -300,7 +278,7 @@ class PlanCounts:
             return self.counter.count(messages, self.tools)
         except CounterError as exc:
             if not exact:
-                for variant in _countable_variants(messages):
+                for variant in countable_variants(messages):
                     try:
                         return self.counter.count(variant, self.tools)
                     except CounterError:

@@ -27,9 +27,10 @@ from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .contracts import ChatMessage, ToolCall, ToolDefinition, problems_from
+from .alternation import merge_turns, strict_alternation
 from .counting import TokenCounter
 from .plancounts import FastPlanCounts, PlanCounts, PredictionMismatch, forget_constants
-from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, CounterError, InputFileError,
+from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, InputFileError,
                      RequestError)
 from .result import NOT_SENT, AssemblyResult, TraceEntry
 
@@ -172,40 +173,6 @@ class DropOldest(_ComparesWithBudget):
             kept.remove(victim)
             evicted.append(victim)
         return CompactionOutcome(tuple(kept), tuple(evicted))
-
-
-def strict_alternation(counter: TokenCounter) -> bool:
-    """Whether the counter's template refuses two user messages in a row but takes them joined."""
-    known = getattr(counter, "_strict_alternation", None)
-    if known is None:
-        try:
-            counter.count([ChatMessage(role="user", content="a"), ChatMessage(role="user", content="b")], [])
-            known = False
-        except CounterError:
-            try:
-                counter.count([ChatMessage(role="user", content="a\n\nb")], [])
-                known = True
-            except CounterError:
-                known = False
-        counter._strict_alternation = known
-    return known
-
-
-def merge_turns(messages: list[ChatMessage]) -> tuple[list[ChatMessage], list[int]]:
-    """Consecutive user (or plain assistant) messages joined into one, texts separated by a blank line; and each
-    original message's index in the joined list."""
-    out: list[ChatMessage] = []
-    where: list[int] = []
-    for m in messages:
-        last = out[-1] if out else None
-        if (last is not None and m.role == last.role and m.role in ("user", "assistant")
-                and not m.tool_calls and not last.tool_calls):
-            joined = "\n\n".join(t for t in (last.content or "", m.content or "") if t)
-            out[-1] = last.model_copy(update={"content": joined})
-        else:
-            out.append(m)
-        where.append(len(out) - 1)
-    return out, where
 
 
 class PinAndFold(_ComparesWithBudget):

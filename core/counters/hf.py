@@ -200,14 +200,14 @@ class HFCounter(TokenCounter):
         return list(self._markers)
 
     def role_markers_in(self, text: str) -> list[tuple[str, int, int]]:
-        spans = literal_spans(text, self._markers)
-        if not spans:
-            return []
-        ids = set(self._tokenizer.encode(text, add_special_tokens=False))
-        return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
+        return self._read_as_tokens(text, self._markers)
 
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
-        spans = literal_spans(text, self._specials)
+        return self._read_as_tokens(text, self._specials)
+
+    def _read_as_tokens(self, text: str, literals: Sequence[str]) -> list[tuple[str, int, int]]:
+        """Spans of ``literals`` in ``text`` that the tokenizer turns into the literal's own token."""
+        spans = literal_spans(text, literals)
         if not spans:
             return []
         ids = set(self._tokenizer.encode(text, add_special_tokens=False))
