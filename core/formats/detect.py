@@ -99,7 +99,8 @@ def sniff(parsed: Parsed) -> FormatInfo:
         return FormatInfo("nock-recording", f"{FORMATS['nock-recording']}: {len(single)} requests")
     candidates = single if isinstance(single, list) else values
     bodies = [chat_body(v) for v in candidates] if isinstance(candidates, list) else []
-    found = [b for b in bodies if b is not None]
+    found = [b for v, b in zip(candidates, bodies)  # our own results also hold "messages": they are not bodies
+             if b is not None and not (looks_like_result(v) or looks_like_request(v))]
     if found and len(found) * 2 >= len(bodies):  # a few broken lines are reported one by one, not as the file
         kind = "anthropic-messages" if all(anthropic.has_markers(b) for b, _ in found) else "openai-chat"
         return FormatInfo(kind, _body_detail(found, kind))
