@@ -108,3 +108,21 @@ def test_the_catalogue_lists_every_family(tiktoken_cache):
     assert "openai:gpt-4o" in specs and "openai:o200k_base" in specs and "openai:cl100k_base" in specs
     assert "harmony:gpt-oss-20b" in specs and "hf:/tmp/some-tokenizer" in specs
     assert any(e.estimate and e.spec.startswith("estimate:claude") for e in available_counters())
+
+
+def test_chat_template_kwargs_reach_an_hf_counter_from_the_cli(toy_tokenizer_dir, capsys, tmp_path):
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({"model": "local", "messages": [{"role": "user", "content": "hi"}]}))
+    assert main(["count", str(body), "--counter", f"hf:{toy_tokenizer_dir}",
+                 "--chat-template-kwargs", "enable_thinking=true", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["requests"][0]["counted_with"] == f"hf:{toy_tokenizer_dir}?enable_thinking=true"
+    code = main(["count", str(body), "--counter", "mistral:tekken_240911", "--chat-template-kwargs", "x=1"])
+    assert code == 2 and "apply to hf: counters only" in capsys.readouterr().err
+
+
+def test_tokenizers_list_prints_every_counter(tiktoken_cache, capsys):
+    assert main(["tokenizers", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "openai:gpt-4o" in out and "mistral:tekken_240911" in out and "estimate:claude-sonnet-4-6" in out
+    assert "tiktoken cache:" in out and "o200k_base" in out
