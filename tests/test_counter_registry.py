@@ -86,6 +86,9 @@ def test_an_estimate_says_so_and_the_provider_figure_is_authoritative(tiktoken_c
     # o200k proxy plus the 346-token tool-use system prompt Anthropic documents: within 10% of its figure
     assert abs(result.input_tokens - 568) / 568 < 0.10
     assert result.context_limit == 200000 and extra["context_limit_source"].startswith("model registry")
+    template = next(e for e in result.trace if e.section == "template")
+    assert template.tokens >= 346 and "346-token tool-use system prompt" in template.reason
+    assert all(e.tokens < 346 for e in result.trace if e.section == "tools")
 
 
 def test_count_defaults_to_auto_and_says_which_counter_and_window(tiktoken_cache, capsys):

@@ -60,6 +60,9 @@ class TokenCounter(ABC):
     # The model's context window, where known: set by the caller (``make_counter(spec,
     # context_window=N)``) or, for hf: directories, read from the tokenizer's model_max_length.
     context_window: int | None = None
+    # Tokens a provider adds once to a request that offers tools (Anthropic's tool-use system prompt, in an
+    # estimate); the count of an imported request puts them in the template entry, not on the first tool.
+    tools_fixed_tokens: int = 0
 
     @property
     def declared_context_window(self) -> int | None:
