@@ -62,26 +62,27 @@ def test_auto_counts_an_imported_gpt_request_with_its_own_counter_and_window(win
         window.status.counter_label.text()
 
 
-def test_screenshot_of_an_imported_openai_request(window, qtbot, open_and_wait, tiktoken_cache):
+def open_with_auto(window, qtbot, open_and_wait, path):
+    """Count with auto, open ``path`` and select its first row."""
     window.set_counter_spec(core.AUTO)
     qtbot.waitUntil(window.is_idle, timeout=60000)
-    open_and_wait(realworld(GPT_TOOLS))
+    open_and_wait(realworld(path))
     row = window.request_model.rows()[0]
     window.select_row(row)
-    window.resize(1280, 800)
     qtbot.waitUntil(window.is_idle, timeout=20000)
+    return row
+
+
+def test_screenshot_of_an_imported_openai_request(window, qtbot, open_and_wait, tiktoken_cache):
+    row = open_with_auto(window, qtbot, open_and_wait, GPT_TOOLS)
+    window.resize(1280, 800)
     qtbot.wait(200)
     window.grab().save("/tmp/i13-gpt-window.png")
     assert row.result.counter.name == "openai:gpt-3.5-turbo" and row.count_drift == 0
 
 
 def test_an_estimate_is_drawn_beside_the_provider_figure_it_yields_to(window, qtbot, open_and_wait, tiktoken_cache):
-    window.set_counter_spec(core.AUTO)
-    qtbot.waitUntil(window.is_idle, timeout=60000)
-    open_and_wait(realworld(CLAUDE))
-    row = window.request_model.rows()[0]
-    window.select_row(row)
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    open_with_auto(window, qtbot, open_and_wait, CLAUDE)
     bar = window.bar
     assert bar.marks.provider_label.textItem.toPlainText() == "provider 568 (authoritative)"
     assert "Our count is an estimate (estimate:claude-3-5-haiku-20241022); the provider's 568 input tokens" in \
