@@ -111,3 +111,13 @@ __all__ += [
     "load_subject", "parse_rules", "run_experiment", "sniff_answers", "wilson", "build_experiment",
     "NOT_PERMITTED", "permitted", "recorded_json",
 ]
+# Counters by model (issue 13): openai:, harmony:, estimate:, auto, the model registry, and what a template
+# leaves out of the prompt it renders.
+from .counters import (AUTO, AutoCounter, CounterEntry, ModelInfo, OpenAICounter, auto_counter_spec,  # noqa: E402
+                       available_counters, lookup_model, parse_template_kwargs)
+from .rendered import NOT_RENDERED, mark_not_rendered  # noqa: E402
+
+__all__ += [
+    "AUTO", "AutoCounter", "CounterEntry", "ModelInfo", "OpenAICounter", "auto_counter_spec", "available_counters",
+    "lookup_model", "parse_template_kwargs", "NOT_RENDERED", "mark_not_rendered",
+]

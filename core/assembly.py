@@ -22,6 +22,7 @@ from collections import OrderedDict
 
 from .contracts import Request
 from .counting import TokenCounter
+from .rendered import mark_not_rendered
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
@@ -322,13 +323,13 @@ def _assemble(request: Request, counter: TokenCounter, b: _Builder) -> AssemblyR
         raise AssemblyInvariantError(f"final request has {input_tokens} tokens, over the allowance {budget}")
 
     _place(b.trace, final.origins, request)
-    return AssemblyResult(
+    return mark_not_rendered(AssemblyResult(
         strategy="assemble", request_id=request.id, messages=final.messages, tools=final.tools,
         input_tokens=input_tokens, input_budget=budget, remaining_tokens=budget - input_tokens,
         context_limit=request.context_limit, max_new_tokens=request.max_new_tokens, margin=request.margin,
         fill_order=list(request.fill_order), kept_evidence=kept_evidence, dropped_evidence=dropped_evidence,
         kept_turns=kept_turns, dropped_turns=dropped_turns, trace=b.trace, counter=counter.identity,
-        request=request)
+        request=request), counter)
 
 
 def _fill_history(b: _Builder, budget: int) -> tuple[int, int]:

@@ -37,6 +37,8 @@ RULES: dict[str, str] = {
     "invalid-tool-arguments": "tool-call arguments are a JSON object",
     "unknown-tool": "a tool that is called was offered to the model (checked when the request offers tools)",
     "truncated-answer": "the recorded answer was not cut off by the output limit (finish_reason length)",
+    "template-dropped": "every item the trace calls sent appears in the prompt the chat template renders",
+    "role-marker-in-untrusted": "untrusted text carries no spelling of a role or structure marker the template uses",
 }
 # finish_reason values meaning the output limit cut the answer (OpenAI/OTel, Anthropic, Responses API, Gemini).
 LENGTH_FINISH_REASONS = {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS"}
@@ -78,6 +80,7 @@ def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[F
         by_text = list(_control_tokens(result, counter))
         findings += by_text or list(_emitted_control_tokens(result, counter))
         findings += _recount(result, counter)
+    findings += _template_dropped(result, counter)
     findings += _trace_sum(result)
     findings += _budget(result)
     return sorted(findings, key=lambda f: (f.message_index if f.message_index is not None else -1,
@@ -305,7 +308,8 @@ def _finish(result: AssemblyResult) -> Iterator[Finding]:
                       f"max_new_tokens {result.max_new_tokens})")
 
 
-def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
+def _untrusted_regions(result: AssemblyResult) -> Iterator[tuple[int, str, int, int, str | None, str]]:
+    """(message index, text, start, end, evidence id, what) of each untrusted region: tool results, evidence."""
     for i, m in enumerate(result.messages):
         text = m.content or ""
         if m.role == "tool":
@@ -315,11 +319,22 @@ def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[F
         else:
             continue
         for start, end, block_id, what in regions:
-            for literal, a, b in counter.control_tokens_in(text[start:end]):
-                yield Finding("control-token-in-untrusted", "error",
-                              f"{what} contains {literal!r}, which {counter.name} reads as a control token",
-                              i, start + a, start + b, section="evidence" if block_id else "tool_exchanges",
-                              item_id=block_id or m.tool_call_id)
+            yield i, text, start, end, block_id, what
+
+
+def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
+    for i, text, start, end, block_id, what in _untrusted_regions(result):
+        item = block_id or result.messages[i].tool_call_id
+        section = "evidence" if block_id else "tool_exchanges"
+        for literal, a, b in counter.control_tokens_in(text[start:end]):
+            yield Finding("control-token-in-untrusted", "error",
+                          f"{what} contains {literal!r}, which {counter.name} reads as a control token",
+                          i, start + a, start + b, section=section, item_id=item)
+        for literal, a, b in counter.role_markers_in(text[start:end]):
+            yield Finding("role-marker-in-untrusted", "error",
+                          f"{what} contains {literal!r}, which {counter.name}'s chat template uses as a role or "
+                          "structure marker: the tokenizer reads it as that marker's token (an added token not "
+                          "flagged special)", i, start + a, start + b, section=section, item_id=item)
 
 
 _INVISIBLE = dict.fromkeys(map(ord, "\u2060\u200b\u200c\u200d\ufeff\u00ad"))
@@ -384,3 +399,42 @@ def _recount(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]
         if recount > result.input_budget >= result.input_tokens:
             yield Finding("over-budget", "error", f"a recount with {counter.name} gives {recount} tokens, over the "
                                                   f"input allowance {result.input_budget}")
+
+
+def _template_dropped(result: AssemblyResult, counter: TokenCounter | None) -> Iterator[Finding]:
+    """Items the trace calls sent that the chat template leaves out of the prompt it renders."""
+    from .rendered import NOT_RENDERED, missing_messages, missing_tools
+
+    reported: set[str] = set()
+    missing: dict[int, str] = {}
+    gone_tools: list[str] = []
+    if counter is not None and result.messages:
+        try:
+            rendered = counter.render_text(result.messages, result.tools)
+        except CounterError:
+            rendered = None
+        if rendered is not None:
+            missing = missing_messages(result.messages, result.tools, rendered)
+            gone_tools = missing_tools(result.tools, rendered)
+    name = counter.name if counter is not None else (result.counter.name if result.counter else "the counter")
+    for entry in result.trace:
+        if entry.decision == NOT_RENDERED:
+            reported.add(entry.id)
+            at = entry.message_indices[0] if entry.message_indices else None
+            yield Finding("template-dropped", "error", f"{entry.id} is not in the rendered prompt: {entry.reason}",
+                          at, section=entry.section, item_id=entry.id)
+    for tool in gone_tools:
+        if tool not in reported:
+            yield Finding("template-dropped", "error", f"tool definition {tool} is offered in the request, but "
+                                                       f"{name}'s chat template leaves it out of the prompt",
+                          section="tools", item_id=tool)
+    owners = {i: e for e in result.trace if e.decision not in NOT_SENT or e.decision == NOT_RENDERED
+              for i in e.message_indices}
+    for i, what in sorted(missing.items()):
+        entry = owners.get(i)
+        if entry is not None and entry.id in reported:
+            continue
+        role = result.messages[i].role
+        yield Finding("template-dropped", "error", f"message {i} ({role}): {what} is sent, but {name}'s chat "
+                                                   "template leaves it out of the prompt", i,
+                      section=entry.section if entry else None, item_id=entry.id if entry else f"message-{i}")

@@ -35,6 +35,7 @@ import unicodedata
 from typing import Any, Callable, Mapping, Sequence
 
 from .contracts import ChatMessage, Evidence, ToolCall, ToolDefinition
+from .alternation import countable_variants
 from .counting import TokenCounter
 from .errors import ContextBudgetError, CounterError
 from .render import evidence_block, user_content
@@ -276,11 +277,12 @@ class PlanCounts:
         try:
             return self.counter.count(messages, self.tools)
         except CounterError as exc:
-            if not exact and messages[-1].role == "assistant":
-                try:
-                    return self.counter.count(messages + [ChatMessage(role="user", content="")], self.tools)
-                except CounterError:
-                    pass
+            if not exact:
+                for variant in countable_variants(messages):
+                    try:
+                        return self.counter.count(variant, self.tools)
+                    except CounterError:
+                        pass
             raise ContextBudgetError(f"the prompt cannot be counted: {exc}") from exc
         finally:
             self.full_counts += self.counter.full_counts - before

@@ -27,12 +27,13 @@ from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .contracts import ChatMessage, ToolCall, ToolDefinition, problems_from
+from .alternation import merge_turns, strict_alternation
 from .counting import TokenCounter
 from .neutralise import mark_result, neutralise_sections
 from .plancounts import FastPlanCounts, PlanCounts, PredictionMismatch, forget_constants
-from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, CounterError, InputFileError,
+from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, InputFileError,
                      RequestError)
-from .result import AssemblyResult, TraceEntry
+from .result import NOT_SENT, AssemblyResult, TraceEntry
 
 BUILTIN_STRATEGIES = ("drop-oldest", "pin-and-fold", "summarise-span", "newest-turns", "by-score")
 SUMMARY_PREFIX = "Summary of earlier conversation: "
@@ -521,6 +522,10 @@ class ContextAssembler:
         items_before = self.counter.item_counts
         runs: list[PlanCounts] = []
         finished: list[list[_SectionState]] = []
+        # A template that demands strict user/assistant alternation (Mistral Nemo, Gemma 3) refuses two user
+        # messages in a row, which pins and folds produce: such messages are sent joined, as one turn.
+        merge = self._merge_turns = strict_alternation(self.counter)
+        render = (lambda st, view: merge_turns(self._render(st, view))[0]) if merge else self._render
 
         def run(counts_class: type[PlanCounts]) -> AssemblyResult:
             states = [_SectionState(s, [self._message(m, s) for m in sections.get(s.name, ())])
@@ -532,9 +537,9 @@ class ContextAssembler:
                 # one object passed twice becomes two equal ones: each place in the prompt is its own entry
                 st.entries = [m if id(m) not in seen and not seen.add(id(m)) else m.model_copy()
                               for m in st.entries]
-            if counts_class is FastPlanCounts and not FastPlanCounts.covers(self.counter, states, tools):
+            if counts_class is FastPlanCounts and (merge or not FastPlanCounts.covers(self.counter, states, tools)):
                 counts_class = PlanCounts  # a layout the item model does not cover: count it whole
-            counts = counts_class(self.counter, states, tools, self._render)
+            counts = counts_class(self.counter, states, tools, render)
             runs.append(counts)
             result = self._assemble(states, counts, list(tools), budget, cancel)
             finished.append(states)
@@ -672,7 +677,9 @@ class ContextAssembler:
         current = counts.current
         trace = [TraceEntry(section="template", id="chat-template", decision="required", tokens=0,
                             reason="chat template, role markers and generation prefix")]
-        messages = self._render(states, current)
+        messages, moved = self._render(states, current), None
+        if getattr(self, "_merge_turns", False):
+            messages, moved = merge_turns(messages)
         where: dict[tuple[str, str], int] = {}
         first_user: dict[str, int] = {}
         position = 0
@@ -681,8 +688,10 @@ class ContextAssembler:
                 continue
             for m in current[st.plan.name]:
                 where[(st.plan.name, m.id or "")] = position
+                if moved is not None:
+                    where[(st.plan.name, m.id or "")] = moved[position]
                 if m.role == "user":
-                    first_user.setdefault(st.plan.name, position)
+                    first_user.setdefault(st.plan.name, where[(st.plan.name, m.id or "")])
                 position += 1
         summaries = []
         for st in states:
@@ -715,7 +724,7 @@ class ContextAssembler:
                 else:
                     trace.append(TraceEntry(section=name, id=m.id or "", decision="dropped", tokens=alone,
                                             reason=f"evicted by {why}"))
-        sent = sum(e.tokens for e in trace[1:] if e.decision not in ("dropped", "summarised"))
+        sent = sum(e.tokens for e in trace[1:] if e.decision not in NOT_SENT)
         trace[0] = trace[0].model_copy(update={"tokens": input_tokens - sent})
         window = self.plan.budget_tokens or self.counter.declared_context_window or budget
         result = AssemblyResult(
@@ -726,7 +735,9 @@ class ContextAssembler:
             section_outcomes=[_outcome_record(st) for st in states])
         if summaries:
             result.summaries = summaries  # type: ignore[attr-defined]
-        return result
+        from .rendered import mark_not_rendered
+
+        return mark_not_rendered(result, self.counter)
 
 
 def _compaction_reason(st: _SectionState, out: list[tuple[Message, int]], kept_costs: list[int],

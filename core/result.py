@@ -18,10 +18,11 @@ from .errors import RequestError
 RESULT_FORMAT = "context-inspector/result@1"
 SPAN_PREFIX = "context_inspector."  # span attribute names: context_inspector.input_tokens, ...
 
-Decision = Literal["kept", "dropped", "required", "pinned", "summarised", "not permitted"]
-DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped", "not permitted")
-# decisions whose item is not in the prompt as itself ("not permitted": removed before selection, seed 001 3.3)
-NOT_SENT: tuple[str, ...] = ("dropped", "summarised", "not permitted")
+Decision = Literal["kept", "dropped", "required", "pinned", "summarised", "not permitted", "not rendered"]
+DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped", "not permitted", "not rendered")
+# decisions whose item is not in the prompt as itself ("not permitted": removed before selection, seed 001 3.3;
+# "not rendered": sent, but the chat template left it out of the prompt it renders)
+NOT_SENT: tuple[str, ...] = ("dropped", "summarised", "not permitted", "not rendered")
 # Sections in prompt order, as the trace and the inspector name them.
 SECTION_ORDER: tuple[str, ...] = ("template", "instructions", "tools", "history", "current",
                                   "tool_exchanges", "evidence")

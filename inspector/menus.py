@@ -97,13 +97,33 @@ def build_menus(w: MainWindow) -> None:
     file_menu.addAction(w.act_open)
     w.recent_menu = file_menu.addMenu("Open &Recent")
     _fill(file_menu, w.act_demo, w.act_reload, None, w.act_save, w.act_save_replayed, w.act_export, w.act_close, None,
-          w.act_counter, w.act_default_counter, w.act_cancel, None, w.act_quit)
+          w.act_counter)
+    w.count_with_menu = file_menu.addMenu("Count &With")
+    w.count_with_menu.aboutToShow.connect(lambda: fill_counter_menu(w))
+    fill_counter_menu(w)
+    _fill(file_menu, w.act_default_counter, w.act_cancel, None, w.act_quit)
     _fill(bar.addMenu("&Go"), w.act_filter, w.act_next, w.act_prev)
     _fill(bar.addMenu("&Request"), w.act_reassemble, w.act_context_limit, None, w.act_run_experiment)
     _fill(bar.addMenu("&View"), *w.act_tabs, None, w.act_replay, w.act_reset_replay, w.act_only_changes, None,
           w.act_session, w.act_experiments, None,
           w.act_log)
     _fill(bar.addMenu("&Help"), w.act_demo, w.act_about)
+
+
+def fill_counter_menu(w: MainWindow) -> None:
+    """Every bundled and configured counter, the current one checked; estimates say so, ones that need a
+    fetch first are listed disabled with what to run."""
+    menu = w.count_with_menu
+    menu.clear()
+    for entry in w.counters.choices():
+        label = entry.spec + ("  (an estimate)" if entry.estimate else "")
+        action = menu.addAction(label)
+        action.setCheckable(True)
+        action.setChecked(entry.spec == w.counter_spec)
+        action.setToolTip(entry.description)
+        action.setStatusTip(entry.description)
+        action.setEnabled(entry.available)
+        action.triggered.connect(lambda _=False, spec=entry.spec: w.set_counter_spec(spec))
 
 
 def _fill(menu: QMenu, *items: QAction | None) -> None:

@@ -40,6 +40,7 @@ DECISION_STYLES: dict[str, DecisionStyle] = {
     "pinned": DecisionStyle("⚑", "#6A1B9A", "pinned"),
     "summarised": DecisionStyle("Σ", "#B26A00", "summarised"),
     "not permitted": DecisionStyle("⊘", "#455A64", "not permitted"),
+    "not rendered": DecisionStyle("∅", "#AD1457", "not rendered"),
 }
 UNKNOWN_DECISION = DecisionStyle("?", "#757575", "unknown")
 

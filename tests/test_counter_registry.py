@@ -86,6 +86,9 @@ def test_an_estimate_says_so_and_the_provider_figure_is_authoritative(tiktoken_c
     # o200k proxy plus the 346-token tool-use system prompt Anthropic documents: within 10% of its figure
     assert abs(result.input_tokens - 568) / 568 < 0.10
     assert result.context_limit == 200000 and extra["context_limit_source"].startswith("model registry")
+    template = next(e for e in result.trace if e.section == "template")
+    assert template.tokens >= 346 and "346-token tool-use system prompt" in template.reason
+    assert all(e.tokens < 346 for e in result.trace if e.section == "tools")
 
 
 def test_count_defaults_to_auto_and_says_which_counter_and_window(tiktoken_cache, capsys):
@@ -108,3 +111,21 @@ def test_the_catalogue_lists_every_family(tiktoken_cache):
     assert "openai:gpt-4o" in specs and "openai:o200k_base" in specs and "openai:cl100k_base" in specs
     assert "harmony:gpt-oss-20b" in specs and "hf:/tmp/some-tokenizer" in specs
     assert any(e.estimate and e.spec.startswith("estimate:claude") for e in available_counters())
+
+
+def test_chat_template_kwargs_reach_an_hf_counter_from_the_cli(toy_tokenizer_dir, capsys, tmp_path):
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({"model": "local", "messages": [{"role": "user", "content": "hi"}]}))
+    assert main(["count", str(body), "--counter", f"hf:{toy_tokenizer_dir}",
+                 "--chat-template-kwargs", "enable_thinking=true", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["requests"][0]["counted_with"] == f"hf:{toy_tokenizer_dir}?enable_thinking=true"
+    code = main(["count", str(body), "--counter", "mistral:tekken_240911", "--chat-template-kwargs", "x=1"])
+    assert code == 2 and "apply to hf: counters only" in capsys.readouterr().err
+
+
+def test_tokenizers_list_prints_every_counter(tiktoken_cache, capsys):
+    assert main(["tokenizers", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "openai:gpt-4o" in out and "mistral:tekken_240911" in out and "estimate:claude-sonnet-4-6" in out
+    assert "tiktoken cache:" in out and "o200k_base" in out

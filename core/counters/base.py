@@ -60,6 +60,9 @@ class TokenCounter(ABC):
     # The model's context window, where known: set by the caller (``make_counter(spec,
     # context_window=N)``) or, for hf: directories, read from the tokenizer's model_max_length.
     context_window: int | None = None
+    # Tokens a provider adds once to a request that offers tools (Anthropic's tool-use system prompt, in an
+    # estimate); the count of an imported request puts them in the template entry, not on the first tool.
+    tools_fixed_tokens: int = 0
 
     @property
     def declared_context_window(self) -> int | None:
@@ -95,6 +98,14 @@ class TokenCounter(ABC):
         """Ids of the tokens ``untrusted_spellings`` become (empty when this tokenizer reads none of them
         out of text): the audit counts them in the emitted ids."""
         return set()
+    def role_marker_strings(self) -> list[str]:
+        """Added tokens the chat template uses as role or structure markers without flagging them special
+        (Qwen's ``<tool_call>``, DeepSeek's ``<｜User｜>``...): text spelling one is read as that token."""
+        return []
+
+    def role_markers_in(self, text: str) -> list[tuple[str, int, int]]:
+        """Spans of ``role_marker_strings`` in ``text`` that this tokenizer reads as the marker's own token."""
+        return []
 
     @abstractmethod
     def text_token_count(self, text: str) -> int:

@@ -51,7 +51,7 @@ class EstimateCounter(_EstimateMixin, OpenAICounter):
     def __init__(self, model: str) -> None:
         super().__init__(PROXY_ENCODING)
         self.model = model
-        self._tool_prompt = claude_tool_prompt(model)
+        self._tool_prompt = self.tools_fixed_tokens = claude_tool_prompt(model)
         extra = (f"; with tools, {self._tool_prompt} tokens for Anthropic's documented tool-use system prompt"
                  if self._tool_prompt else "")
         self._identity = self._estimate_identity(

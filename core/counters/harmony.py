@@ -17,7 +17,7 @@ from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CounterError, TemplateRefused
-from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
+from .base import CounterIdentity, TokenCounter, sha256_file
 from .tiktoken_cache import cached_path, load_encoding
 
 _ENCODING = None

@@ -139,10 +139,16 @@ class HFCounter(TokenCounter):
             if getattr(token, "special", False):
                 specials.add(str(token.content))
         self._specials = sorted((s for s in specials if s), key=lambda s: (-len(s), s))
+        sources = templates.values() if isinstance(templates, dict) else [templates]
+        markers = {str(t.content) for t in getattr(tokenizer, "added_tokens_decoder", {}).values()
+                   if not getattr(t, "special", False) and str(t.content).strip()}
+        self._markers = sorted((m for m in markers - specials if any(m in src for src in sources if src)),
+                               key=lambda s: (-len(s), s))
         # Added tokens, special or not, are read out of raw text: role and structure markers among them
         # (DeepSeek's <｜User｜>, Qwen's <tool_call>, Gemma 4's <|tool_call>) as much as control tokens.
         added = {int(i): str(t.content) for i, t in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items()
-                 if _marker_like(str(t.content)) or getattr(t, "special", False)}
+                 if _marker_like(str(t.content)) or getattr(t, "special", False)
+                 or str(t.content) in self._markers}
         self._added = sorted(set(added.values()) | set(self._specials), key=lambda s: (-len(s), s))
         self._added_ids = set(added)
 
@@ -222,8 +228,18 @@ class HFCounter(TokenCounter):
     def reads_as_control(self, text: str) -> bool:
         return not self._added_ids.isdisjoint(self._tokenizer.encode(text, add_special_tokens=False))
 
+    def role_marker_strings(self) -> list[str]:
+        return list(self._markers)
+
+    def role_markers_in(self, text: str) -> list[tuple[str, int, int]]:
+        return self._read_as_tokens(text, self._markers)
+
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
-        spans = literal_spans(text, self._specials)
+        return self._read_as_tokens(text, self._specials)
+
+    def _read_as_tokens(self, text: str, literals: Sequence[str]) -> list[tuple[str, int, int]]:
+        """Spans of ``literals`` in ``text`` that the tokenizer turns into the literal's own token."""
+        spans = literal_spans(text, literals)
         if not spans:
             return []
         ids = set(self._tokenizer.encode(text, add_special_tokens=False))

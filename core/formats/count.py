@@ -31,6 +31,7 @@ from typing import Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..counters.models import lookup as lookup_model
 from ..counting import TokenCounter
+from ..rendered import mark_not_rendered
 from ..errors import RequestError, TemplateRefused
 from ..result import AssemblyResult, TraceEntry
 from .model import ImportedRequest
@@ -150,13 +151,16 @@ def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_
     rest = total - sum(e.tokens for e in entries) - sum(e.tokens for e in tool_entries)
     if absorbing is not None:
         absorbing.tokens, rest = rest, 0
+    fixed = counter.tools_fixed_tokens if tools else 0
     template = TraceEntry(section="template", id="chat-template", decision="kept", tokens=rest,
                           reason="chat template, role markers and generation prefix: the complete count minus every "
                                  "message and tool entry" + ("" if absorbing is None else
-                                                             f" (included in {absorbing.id})"))
+                                                             f" (included in {absorbing.id})")
+                                 + (f"; includes the provider's {fixed}-token tool-use system prompt" if fixed else ""))
     uncounted = absent
-    return _result(imported, counter, total, [template] + tool_entries + entries, adaptations, uncounted,
-                   context_limit, max_new_tokens)
+    result = _result(imported, counter, total, [template] + tool_entries + entries, adaptations, uncounted,
+                     context_limit, max_new_tokens)
+    return mark_not_rendered(result, counter) if not adaptations else result
 
 
 def _single(costs: _Costs, unit: Unit) -> tuple[int, str] | None:
@@ -242,6 +246,12 @@ def _tool_entries(costs: _Costs) -> list[TraceEntry]:
         entries.append(TraceEntry(section="tools", id=tool.name, decision="kept", tokens=tokens,
                                   reason=f"tool definition offered to the model, {how}"))
         previous = through
+    fixed = costs.counter.tools_fixed_tokens  # a prompt the provider adds once when tools are offered
+    if entries and fixed and entries[0].tokens >= fixed and "prefix" in entries[0].reason:
+        entries[0] = entries[0].model_copy(update={
+            "tokens": entries[0].tokens - fixed,
+            "reason": entries[0].reason + f"; without the {fixed} tokens the provider adds once when tools are "
+                                          "offered (in the template entry)"})
     return entries
 
 

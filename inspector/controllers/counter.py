@@ -36,6 +36,10 @@ class CounterController(QObject):
         if directory:
             self.set_spec(f"hf:{directory}")
 
+    def choices(self) -> list[core.CounterEntry]:
+        """Every counter the picker offers: bundled, configured, and hf: directories used before."""
+        return core.available_counters(self.window.settings.hf_dirs())
+
     def adopt(self, counter: core.TokenCounter) -> None:
         """A loading job built the counter first: count with it until ours is ready."""
         if self.counter is None:
@@ -69,6 +73,8 @@ class CounterController(QObject):
         w.replay.set_counter(counter)
         if w.persist and self._remember:
             w.settings.set_last_counter(None if spec == core.DEFAULT_COUNTER else spec)
+            if spec.startswith("hf:"):
+                w.settings.add_hf_dir(spec[3:].partition("?")[0])
         w.update_status()
         w.hide_busy_if_idle()
         if self._reload and changed and w.opener.open_paths:

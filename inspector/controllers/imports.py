@@ -92,6 +92,7 @@ class ImportController(QObject):
         limits = dict(self.limits)
         rows = [r for r in w.request_model.rows() if needs_recount(r, limits)]
         counter, lock = w.counter, w.counter_cache.lock
+        auto = w.counter_cache.auto() if w.counter_spec == core.AUTO else None
         if not rows or counter is None:
             return
         w.status.show_busy(f"Counting {len(rows)} imported request{'s' if len(rows) != 1 else ''} again")
@@ -100,7 +101,7 @@ class ImportController(QObject):
             out = []
             for row in rows:
                 with lock:
-                    out.append((row, recount(row, counter, limits)))
+                    out.append((row, recount(row, counter, limits, auto=auto)))
             return out
 
         self._recounter.submit(job)
@@ -148,6 +149,7 @@ class ImportController(QObject):
             w.report("error", f"Cannot re-assemble {row.label}: it was not counted ({row.error})")
             return
         counter, lock = w.counter, w.counter_cache.lock
+        auto = w.counter_cache.auto() if w.counter_spec == core.AUTO else None
         if counter is None:
             w.report("error", "No token counter to assemble with (see the log)")
             return

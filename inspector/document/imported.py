@@ -122,11 +122,22 @@ def failed_row(failure: core.FailedCall, index: int, path: str, source: Imported
 
 
 def imported_row(request: core.ImportedRequest, index: int, path: str, source: ImportedSource,
-                 counter: core.TokenCounter | None, limits: dict[str, int], counter_error: str | None = None) -> Row:
-    """One model call as a row: counted (kind "imported") or not (kind "uncounted", ``error`` says why)."""
+                 counter: core.TokenCounter | None, limits: dict[str, int], counter_error: str | None = None, *,
+                 auto: core.AutoCounter | None = None) -> Row:
+    """One model call as a row: counted (kind "imported") or not (kind "uncounted", ``error`` says why).
+    With ``auto`` (the Counter picker's "auto"), counted with the counter the model registry names for the
+    request's model; where that cannot be built here, with ``counter``, and the row's notes say why."""
     limit = limits.get(model_key(request))
     base = dict(source=path, index=index, line=None, label=request.label, entry_kind="imported",
                 imported=request, import_source=source, counted_under=limit)
+    picked: list[str] = []
+    if auto is not None:
+        try:
+            counter, why = auto.pick(request.recorded.model)
+        except core.CounterError as exc:
+            why = f"auto: {exc}"
+        if why:
+            picked.append(why)
     if counter is None:
         return Row(kind="uncounted", error=f"{request.label}: not counted: no token counter "
                                            f"({counter_error or 'none chosen'})", **base)
@@ -139,15 +150,27 @@ def imported_row(request: core.ImportedRequest, index: int, path: str, source: I
                                            f"{model_key(request)}: {exc}", counter_name=counter.name, **base)
     except core.ContextInspectorError as exc:  # the counter failing in its own way: one line, on this row
         return Row(kind="uncounted", error=f"{request.label}: not counted: {exc}", counter_name=counter.name, **base)
-    notes: list[str] = []
+    notes: list[str] = list(picked)
+    note = (result.model_extra or {}).get("authority_note")
+    if note:
+        notes.append(note)
     findings = audit_result(result, counter, notes)
     return Row(kind="imported", result=result, findings=findings, counter_name=counter.name, notes=notes, **base)
 
 
-def recount(row: Row, counter: core.TokenCounter, limits: dict[str, int]) -> Row:
+def recount(row: Row, counter: core.TokenCounter, limits: dict[str, int], *,
+            auto: core.AutoCounter | None = None) -> Row:
     """``row`` counted again (a new context limit for its model, or another counter)."""
     assert row.imported is not None
-    return imported_row(row.imported, row.index, row.source, row.import_source, counter, limits)
+    return imported_row(row.imported, row.index, row.source, row.import_source, counter, limits, auto=auto)
+
+
+def counter_text(row: Row) -> str:
+    """The Counter column: which counter counted the row, and "estimate" in words where it is one."""
+    identity = row.result.counter if row.result is not None else None
+    if identity is None:
+        return row.counter_name or ""
+    return f"{identity.name} (estimate)" if identity.kind == "estimate" else identity.name
 
 
 def needs_recount(row: Row, limits: dict[str, int]) -> bool:

@@ -68,6 +68,15 @@ class Settings:
     def set_last_counter(self, spec: str | None) -> None:
         self._store.setValue("counter/spec", spec or "")
 
+    def hf_dirs(self) -> list[str]:
+        """Hugging Face tokenizer directories counted with before, newest first (the Counter picker lists them)."""
+        value = self._store.value("counter/hf_dirs", [], type=list)
+        return [str(v) for v in value if v]
+
+    def add_hf_dir(self, directory: str) -> None:
+        dirs = [directory] + [d for d in self.hf_dirs() if d != directory]
+        self._store.setValue("counter/hf_dirs", dirs[:10])
+
     # ---- context limits of imported requests, per model name
 
     def context_limits(self) -> dict[str, int]:

@@ -10,18 +10,20 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyMod
 
 from .. import theme
 from ..document import Row
+from ..document.imported import counter_text
 from .roles import ModelIndex, RIGHT, ROW_ROLE, SORT_ROLE
 
 
 class RequestListModel(QAbstractTableModel):
-    COLUMNS = ("Request", "Strategy", "Format", "Tokens", "Drift", "Kept", "Dropped", "Audit", "File")
+    COLUMNS = ("Request", "Strategy", "Format", "Counter", "Tokens", "Drift", "Kept", "Dropped", "Audit", "File")
     TIPS = ("Request id or label", "How the request was built (assemble, naive_truncate, imported...)",
             "The provider format a model call was read as (detected by content); empty for our own files",
+            "The counter that counted the row; \"(estimate)\" where the model's tokenizer is not public",
             "Input tokens / input allowance",
             "Our count minus the input tokens the provider reported (blank where the file records none)",
             "Items sent (required, pinned, kept, summarised)", "Items dropped",
             "Audit errors and warnings", "File and line")
-    C_LABEL, C_STRATEGY, C_FORMAT, C_TOKENS, C_DRIFT, C_KEPT, C_DROPPED, C_AUDIT, C_FILE = range(9)
+    C_LABEL, C_STRATEGY, C_FORMAT, C_COUNTER, C_TOKENS, C_DRIFT, C_KEPT, C_DROPPED, C_AUDIT, C_FILE = range(10)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -136,6 +138,9 @@ class RequestListModel(QAbstractTableModel):
                 return f"ours {row.input_tokens} − provider {theirs} = {row.count_drift:+d} input tokens"
             if col == self.C_FORMAT and row.format_name:
                 return f"Read as {row.format_name}"
+            if col == self.C_COUNTER and row.result is not None and row.result.counter is not None:
+                identity = row.result.counter
+                return f"{identity.name} ({identity.kind})" + (f"\n{identity.notes}" if identity.notes else "")
             return row.summary()
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (self.C_TOKENS, self.C_DRIFT, self.C_KEPT,
                                                                   self.C_DROPPED):
@@ -149,6 +154,8 @@ class RequestListModel(QAbstractTableModel):
             return row.strategy
         if col == self.C_FORMAT:
             return row.format_name
+        if col == self.C_COUNTER:
+            return counter_text(row)
         if col == self.C_DRIFT:
             return f"{row.count_drift:+d}" if row.count_drift is not None else ""
         if col == self.C_TOKENS:

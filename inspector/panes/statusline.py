@@ -62,8 +62,13 @@ class StatusLine:
     def show_counter(self, identity: core.CounterIdentity | None, spec: str, pending: bool) -> None:
         if identity is not None:
             sha = (identity.template_sha256 or "")[:12] or "none"
-            self.counter_label.setText(f"Counter: {identity.model or identity.name} · "
-                                       f"{identity.revision or 'no revision'} · template {sha}")
+            what = identity.model or identity.name
+            if identity.kind == "estimate":
+                what += " (an estimate: no public tokenizer)"
+            if spec == core.AUTO:
+                what = f"auto, by each request's model: {identity.name}" + (
+                    " (an estimate: no public tokenizer)" if identity.kind == "estimate" else "")
+            self.counter_label.setText(f"Counter: {what} · {identity.revision or 'no revision'} · template {sha}")
             self.counter_label.setToolTip(f"{identity.name} ({identity.kind})\nmodel {identity.model}\n"
                                           f"revision {identity.revision}\ntemplate sha256 {identity.template_sha256}"
                                           + (f"\n{identity.notes}" if identity.notes else ""))

@@ -40,6 +40,19 @@ class CounterCache:
                 self._counters[spec] = counter
             return counter
 
+    def auto(self) -> core.AutoCounter:
+        """The chooser for ``auto``: each imported request counted with the counter its model calls for, every
+        counter built once through this cache."""
+        if getattr(self, "_auto", None) is None:
+            cache = self
+
+            class _Cached(core.AutoCounter):
+                def _build(self, spec: str) -> core.TokenCounter:
+                    return cache.get(spec)
+
+            self._auto = _Cached()
+        return self._auto
+
     def forget(self, spec: str | None) -> None:
         with self._build_lock:
             self._counters.pop(self.normalise(spec), None)

@@ -236,7 +236,8 @@ class LoadThread(QThread):
             try:
                 with self._cache.lock:
                     rows.append(imported_row(request, n, path, source, counter, self.job.context_limits,
-                                             counter_error))
+                                             counter_error, auto=self._cache.auto()
+                                             if self.job.counter_spec == core.AUTO else None))
             except Exception as exc:  # a bug must not stop the other model calls
                 log.exception("counting %s of %s", request.label, path)
                 self.problem.emit(gen, "error", f"{path}: {request.label}: cannot be counted "

@@ -59,6 +59,12 @@ def caption(row: Row | None) -> str:
                  "replaced by summaries.")
     if r.over_budget:
         text += f" OVER the allowance by {r.input_tokens - r.input_budget:,}."
+    extra = r.model_extra or {}
+    if extra.get("count_is_estimate"):  # no public tokenizer: our count is an estimate; say which figure to trust
+        theirs = extra.get("provider_input_tokens")
+        text += (f" Our count is an estimate ({r.counter.name if r.counter else 'no public tokenizer'}); the "
+                 f"provider's {theirs:,} input tokens are the figure to go by." if isinstance(theirs, int) else
+                 " Our count is an estimate: this model's tokenizer is not public.")
     return text + _plan_sections(r)
 
 

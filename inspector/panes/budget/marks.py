@@ -122,7 +122,11 @@ class BarMarks:
         y0, y1 = DROP_LANE[0] + 0.12, DROP_LANE[1]
         self.provider_bar.setRect(QRectF(0.0, y0, x, y1 - y0))
         drift = extra.get("count_drift")
-        self.provider_label.setText(f"provider {theirs:,}" + (f" · drift {drift:+d}" if isinstance(drift, int) else ""))
+        if extra.get("authoritative_source") == "provider":  # our count is an estimate: theirs is the figure
+            self.provider_label.setText(f"provider {theirs:,} (authoritative)")
+        else:
+            self.provider_label.setText(f"provider {theirs:,}" + (f" · drift {drift:+d}" if isinstance(drift, int)
+                                                                  else ""))
         self.provider_label.setPos(x, sum(DROP_LANE) / 2)
         for mark in items:
             mark.show()

@@ -1,0 +1,94 @@
+"""What the chat template leaves out: items the trace calls sent that do not appear in the rendered prompt.
+
+A real template can drop content without a word (Mistral Nemo's drops the system prompt when the
+conversation ends with tool results; Phi-3.5's drops tools, tool calls and results; gpt-oss's keeps only
+the first of parallel tool calls). The count is then exact and still describes a prompt the item is not
+in. ``missing_items`` renders the request and looks for each sent item's own text (a message's content,
+a tool call's arguments, a tool's name and description) in it; ``mark_not_rendered`` gives each such
+entry the decision ``not rendered`` with 0 tokens and a reason (its tokens, the template's doing, go to
+the template entry, so the trace still adds up), and the audit reports it as ``template-dropped``.
+"""
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+from .contracts import ChatMessage, ToolDefinition
+from .counting import TokenCounter
+from .errors import CounterError
+from .result import NOT_SENT, AssemblyResult, TraceEntry
+
+NOT_RENDERED = "not rendered"
+
+
+def _spellings(text: str) -> list[str]:
+    """The text as a template may write it: as is, stripped, or JSON-quoted (a tool result passed to tojson)."""
+    stripped = text.strip()
+    quoted = json.dumps(stripped, ensure_ascii=False)[1:-1]
+    ascii_quoted = json.dumps(stripped)[1:-1]
+    return [s for s in dict.fromkeys((stripped, quoted, ascii_quoted)) if s]
+
+
+def _present(rendered: str, text: str) -> bool:
+    return any(s in rendered for s in _spellings(text))
+
+
+def _call_present(rendered: str, name: str, arguments: dict) -> bool:
+    if name not in rendered:
+        return False
+    values = [v for v in arguments.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+    return all(_present(rendered, str(v)) for v in values if str(v).strip())
+
+
+def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], rendered: str
+                     ) -> dict[int, str]:
+    """Message index -> what of it the rendered text lacks."""
+    missing: dict[int, str] = {}
+    for i, m in enumerate(messages):
+        lacks = []
+        if m.content and m.content.strip() and not _present(rendered, m.content):
+            lacks.append(f"its text ({len(m.content)} chars)")
+        for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
+            if not _call_present(rendered, call.name, call.arguments):
+                lacks.append(f"tool call {call.id} ({call.name})")
+        if lacks:
+            missing[i] = " and ".join(lacks)
+    return missing
+
+
+def missing_tools(tools: Sequence[ToolDefinition], rendered: str) -> list[str]:
+    return [t.name for t in tools if t.name not in rendered or (t.description and not _present(rendered, t.description))]
+
+
+def mark_not_rendered(result: AssemblyResult, counter: TokenCounter) -> AssemblyResult:
+    """``result`` with each sent entry whose item the template left out marked ``not rendered`` (0 tokens, a
+    reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails."""
+    try:
+        rendered = counter.render_text(result.messages, result.tools)
+    except CounterError:
+        return result
+    missing = missing_messages(result.messages, result.tools, rendered)
+    gone_tools = set(missing_tools(result.tools, rendered))
+    if not missing and not gone_tools:
+        return result
+    trace: list[TraceEntry] = []
+    moved = 0
+    for entry in result.trace:
+        if entry.decision in NOT_SENT or entry.section == "template":
+            trace.append(entry)
+            continue
+        why = None
+        if entry.section == "tools" and entry.id in gone_tools:
+            why = f"tool definition {entry.id} is not in the prompt {counter.name}'s chat template renders"
+        elif entry.message_indices and all(i in missing for i in entry.message_indices):
+            parts = "; ".join(f"message {i}: {missing[i]}" for i in entry.message_indices)
+            why = f"{counter.name}'s chat template leaves it out of the rendered prompt ({parts})"
+        if why is None:
+            trace.append(entry)
+            continue
+        moved += entry.tokens
+        trace.append(entry.model_copy(update={"decision": NOT_RENDERED, "tokens": 0,
+                                              "reason": f"{why}; was: {entry.reason}"}))
+    if moved:
+        trace = [e.model_copy(update={"tokens": e.tokens + moved}) if e.section == "template" else e for e in trace]
+    return result.model_copy(update={"trace": trace})

@@ -1,0 +1,92 @@
+"""Counting each imported request with its model's counter in the inspector: the Count With picker lists
+every bundled and configured counter, ``auto`` counts an imported GPT-4o request with openai:gpt-4o against
+its real window, the requests list says which counter counted each row, and estimates say so in words."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import core
+from inspector.models import RequestListModel
+
+REALWORLD = Path(__file__).resolve().parents[2] / ".." / "shared" / "realworld"
+GPT_TOOLS = REALWORLD / "openai-chat" / "openllmetry-test_chat_tool_calls.yaml"
+CLAUDE = REALWORLD / "anthropic-messages" / "openllmetry-test_anthropic_tools_history_legacy.yaml"
+
+
+def realworld(path: Path) -> Path:
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (the shared realworld folder)")
+    return path
+
+
+def column(window, row, col):
+    model = window.request_model
+    return model.index(model.row_number(row), col).data()
+
+
+def test_the_picker_lists_every_family_and_hf_dirs_used_before(window, tiktoken_cache):
+    window.settings.add_hf_dir("/tmp/a-tokenizer-dir")
+    from inspector.menus import fill_counter_menu
+
+    fill_counter_menu(window)
+    labels = [a.text() for a in window.count_with_menu.actions()]
+    for spec in ("auto", "mistral:tekken_240911", "mistral:tekken_240718", "openai:gpt-4o", "openai:o200k_base",
+                 "openai:cl100k_base", "harmony:gpt-oss-20b", "hf:/tmp/a-tokenizer-dir"):
+        assert spec in labels
+    assert any(label.startswith("estimate:claude") and label.endswith("(an estimate)") for label in labels)
+    checked = [a.text() for a in window.count_with_menu.actions() if a.isChecked()]
+    assert checked == [core.DEFAULT_COUNTER]
+
+
+def test_auto_counts_an_imported_gpt_request_with_its_own_counter_and_window(window, qtbot, open_and_wait,
+                                                                              tiktoken_cache):
+    window.set_counter_spec(core.AUTO)
+    qtbot.waitUntil(window.is_idle, timeout=60000)
+    open_and_wait(realworld(GPT_TOOLS), realworld(CLAUDE))
+    rows = window.request_model.rows()
+    gpt = next(r for r in rows if r.imported.recorded.model == "gpt-3.5-turbo")
+    assert gpt.result.counter.name == "openai:gpt-3.5-turbo"
+    assert gpt.result.input_tokens == 40 and gpt.count_drift == 0  # OpenAI billed 40
+    assert gpt.result.context_limit == 16385  # the model's real window, from the model registry
+    assert column(window, gpt, RequestListModel.C_COUNTER) == "openai:gpt-3.5-turbo"
+    claude = next(r for r in rows if r.imported.recorded.model == "claude-3-5-haiku-20241022")
+    assert column(window, claude, RequestListModel.C_COUNTER) == "estimate:claude-3-5-haiku-20241022 (estimate)"
+    assert any("is an estimate; the provider recorded 568" in n for n in claude.notes)
+    assert claude.result.context_limit == 200000
+    window.select_row(gpt)
+    assert "auto, by each request's model: openai:gpt-3.5-turbo" in window.status.counter_label.text()
+    window.select_row(claude)
+    assert "estimate:claude-3-5-haiku-20241022 (an estimate: no public tokenizer)" in \
+        window.status.counter_label.text()
+
+
+def open_with_auto(window, qtbot, open_and_wait, path):
+    """Count with auto, open ``path`` and select its first row."""
+    window.set_counter_spec(core.AUTO)
+    qtbot.waitUntil(window.is_idle, timeout=60000)
+    open_and_wait(realworld(path))
+    row = window.request_model.rows()[0]
+    window.select_row(row)
+    qtbot.waitUntil(window.is_idle, timeout=20000)
+    return row
+
+
+def test_screenshot_of_an_imported_openai_request(window, qtbot, open_and_wait, tiktoken_cache):
+    row = open_with_auto(window, qtbot, open_and_wait, GPT_TOOLS)
+    window.resize(1280, 800)
+    qtbot.wait(200)
+    window.grab().save("/tmp/i13-gpt-window.png")
+    assert row.result.counter.name == "openai:gpt-3.5-turbo" and row.count_drift == 0
+
+
+def test_an_estimate_is_drawn_beside_the_provider_figure_it_yields_to(window, qtbot, open_and_wait, tiktoken_cache):
+    open_with_auto(window, qtbot, open_and_wait, CLAUDE)
+    bar = window.bar
+    assert bar.marks.provider_label.textItem.toPlainText() == "provider 568 (authoritative)"
+    assert "Our count is an estimate (estimate:claude-3-5-haiku-20241022); the provider's 568 input tokens" in \
+        bar.caption.text()
+    window.resize(1280, 800)
+    qtbot.wait(200)
+    window.grab().save("/tmp/i13-claude-window.png")
