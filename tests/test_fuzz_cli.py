@@ -9,6 +9,7 @@ The figures (cases per input kind, exits, clean errors) are printed with ``-s``.
 """
 from __future__ import annotations
 
+import copy
 import gzip
 import hashlib
 import io
@@ -70,7 +71,7 @@ def _structural(data: bytes, rng: random.Random) -> bytes | None:
     for _ in range(rng.randint(1, 3)):
         path = rng.choice(nodes)
         if not path:
-            value = rng.choice(HOSTILE_VALUES)
+            value = copy.deepcopy(rng.choice(HOSTILE_VALUES))
             break
         parent = value
         try:
@@ -79,7 +80,7 @@ def _structural(data: bytes, rng: random.Random) -> bytes | None:
             if rng.random() < 0.3:
                 del parent[path[-1]]
             else:
-                parent[path[-1]] = rng.choice(HOSTILE_VALUES)
+                parent[path[-1]] = copy.deepcopy(rng.choice(HOSTILE_VALUES))  # never shared between cases
         except (KeyError, IndexError, TypeError):
             continue
         nodes = list(_nodes(value))
