@@ -109,6 +109,7 @@ class AuditPane(QWidget):
         self.model = FindingsModel(self)
         self.summary = QLabel(self)
         self.summary.setAccessibleName("Audit summary")
+        self.summary.setWordWrap(True)  # a rejection's summary is long; it wraps instead of widening the window
         self.table = QTableView(self)
         self.table.setModel(self.model)
         self.table.setAccessibleName("Audit findings")
