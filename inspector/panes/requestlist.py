@@ -18,7 +18,7 @@ SIZED_ROWS = 300  # rows a column's content width is measured over (a large JSON
 
 
 def fitted_widths(wanted: list[int], available: int, minimum: int = MIN_COLUMN) -> list[int]:
-    """Each column at its content's width when they all fit; otherwise the widest give up width first
+    """Each column at its wanted width when they all fit; otherwise the widest give up width first
     (one common cap, never below ``minimum``), so the narrow ones are never elided."""
     if sum(wanted) <= available or not wanted:
         return list(wanted)
@@ -30,6 +30,22 @@ def fitted_widths(wanted: list[int], available: int, minimum: int = MIN_COLUMN) 
         else:
             high = cap - 1
     return [min(w, max(low, minimum)) for w in wanted]
+
+
+def column_widths(content: list[int], headers: list[int], flexible: list[bool], available: int) -> list[int]:
+    """Widths for the requests list: every column at its content (and header) width when there is room;
+    else the text columns (``flexible``) give way first, down to ``MIN_COLUMN``; then the figures' headers
+    elide (the figures themselves stay whole); only then does every column give way."""
+    whole = [max(c, h) for c, h in zip(content, headers)]
+    if sum(whole) <= available:
+        return whole
+    for fixed in (whole, content):  # figures with their headers whole, then with the headers elided
+        rigid = sum(f for f, flex in zip(fixed, flexible) if not flex)
+        flex_wanted = [w for w, flex in zip(whole, flexible) if flex]
+        if rigid + MIN_COLUMN * len(flex_wanted) <= available:
+            flex_widths = iter(fitted_widths(flex_wanted, available - rigid))
+            return [next(flex_widths) if flex else f for f, flex in zip(fixed, flexible)]
+    return fitted_widths(content, available)
 
 
 class RequestListPane(QWidget):
@@ -123,8 +139,10 @@ class RequestListPane(QWidget):
             return
         header = self.view.horizontalHeader()
         columns = [c for c in range(self.model.columnCount()) if not self.view.isColumnHidden(c)]
-        wanted = [max(self.view.sizeHintForColumn(c), header.sectionSizeHint(c)) + 4 for c in columns]
-        widths = fitted_widths(wanted, self.view.viewport().width())
+        content = [self.view.sizeHintForColumn(c) + 4 for c in columns]
+        headers = [header.sectionSizeHint(c) + 4 for c in columns]
+        flexible = [c in RequestListModel.TEXT_COLUMNS for c in columns]
+        widths = column_widths(content, headers, flexible, self.view.viewport().width())
         self._fitting = True
         try:
             for column, width in zip(columns, widths):

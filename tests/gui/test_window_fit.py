@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QApplication
 
 from inspector.files.settings import Settings
-from inspector.panes.requestlist import MIN_COLUMN, fitted_widths
+from inspector.panes.requestlist import MIN_COLUMN, column_widths, fitted_widths
 
 SCREEN = 1280
 REALWORLD = Path(__file__).resolve().parents[2] / ".." / "shared" / "realworld"
@@ -44,6 +44,11 @@ def test_columns_take_their_content_width_and_only_the_widest_give_way():
     assert sum(narrowed) <= 300 and narrowed[1] == 40 and narrowed[3] == 60  # the narrow ones keep their width
     assert narrowed[2] < 300 and narrowed[2] == narrowed[0]  # the widest share one cap
     assert min(fitted_widths([500, 500], 10)) == MIN_COLUMN
+    # the requests list: text columns give way before figures; then the figures' headers elide, never a figure
+    content, headers, flexible = [300, 60, 30, 250], [60, 70, 70, 40], [True, False, False, True]
+    assert column_widths(content, headers, flexible, 1000) == [300, 70, 70, 250]
+    assert column_widths(content, headers, flexible, 400) == [130, 70, 70, 130]
+    assert column_widths(content, headers, flexible, 220) == [65, 60, 30, 65]
 
 
 def test_the_request_list_sizes_its_columns_to_their_content(open_and_wait, fixtures_dir, qtbot):
