@@ -60,3 +60,8 @@ __all__ += [
     "expand", "finish_rag_result", "is_rag_request", "load_rag_request", "make_request", "rag_request_from",
     "validate_index", "validate_windows",
 ]
+
+# The token view (issue 16): a text as the counter's tokens, ids and boundaries.
+from .tokenview import TokenPiece, token_view  # noqa: E402
+
+__all__ += ["TokenPiece", "token_view"]

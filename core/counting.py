@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from .contracts import ChatMessage, ToolDefinition
-from .errors import CounterError, ManifestMismatch, TemplateRefused
+from .errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
 
 DEFAULT_COUNTER = "mistral:tekken_240911"
 MANIFEST_NAME = "tokenizer-manifest.json"
@@ -98,6 +98,11 @@ class TokenCounter(ABC):
     @abstractmethod
     def text_token_count(self, text: str) -> int:
         """Tokens of ``text`` on its own, no control tokens added (the tokenizer's plain encoding)."""
+
+    def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
+        """The tokens ``text_token_count`` counts, in order, as (token id, start, end) character spans of
+        ``text`` (a token inside one multi-byte character spans it, as the one before or after does)."""
+        raise CapabilityError(f"{self.name} cannot list the tokens of a text")
 
     def text_count(self, text: str) -> int:
         """``text_token_count`` cached by content: an item's text is tokenised once per counter."""
@@ -299,6 +304,11 @@ class MistralCounter(TokenCounter):
             return len(model.encode(text))
         return len(raw.encode(text, bos=False, eos=False))
 
+    def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
+        raw = self._tokenizer.instruct_tokenizer.tokenizer
+        ids = raw.encode(text, bos=False, eos=False)
+        return _byte_pieces_as_spans(text, [(i, raw.id_to_byte_piece(i)) for i in ids])
+
     def control_token_strings(self) -> list[str]:
         return list(self._specials)
 
@@ -308,6 +318,22 @@ class MistralCounter(TokenCounter):
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text
         return _literal_spans(text, self._specials)
+
+
+def _byte_pieces_as_spans(text: str, pieces: list[tuple[int, bytes]]) -> list[tuple[int, int, int]]:
+    """(id, UTF-8 bytes) tokens of ``text`` as (id, start, end) character spans. A token that begins or
+    ends inside a character is widened to the whole character."""
+    starts = []  # the character each byte belongs to
+    for index, char in enumerate(text):
+        starts.extend([index] * len(char.encode("utf-8")))
+    spans, offset = [], 0
+    for token_id, piece in pieces:
+        end_byte = offset + len(piece)
+        start = starts[offset] if offset < len(starts) else len(text)
+        end = starts[end_byte - 1] + 1 if 0 < end_byte <= len(starts) else start
+        spans.append((token_id, start, end))
+        offset = end_byte
+    return spans
 
 
 def _memoised_tool_check(check):
@@ -507,6 +533,12 @@ class HFCounter(TokenCounter):
 
     def text_token_count(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False))
+
+    def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
+        if not getattr(self._tokenizer, "is_fast", False):
+            raise CapabilityError(f"{self.name}: a slow (Python) tokenizer gives no character offsets")
+        encoded = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [(int(i), int(a), int(b)) for i, (a, b) in zip(encoded["input_ids"], encoded["offset_mapping"])]
 
     def control_token_strings(self) -> list[str]:
         return list(self._specials)

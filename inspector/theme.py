@@ -41,6 +41,12 @@ SECTION_TITLES: dict[str, str] = {
     "evidence": "Evidence",
 }
 
+# The rendered request's tints (Request tab), and its legend (Help ▸ Shortcuts and Legend).
+REGION_TINT = 0.30  # each section's region: its colour, lightened
+CONTROL_TINT = ("#808080", 0.55)  # a control token the tokenizer reads as one: grey, bold
+ESCAPED_TINT = ("#FFB000", 0.70)  # an escaped evidence boundary: amber, bold, underlined
+ESCAPED_UNDERLINE = "#B26A00"
+
 # Budget figures that are not sections.
 RESERVE_COLOURS: dict[str, str] = {
     "free": "#B8D8B8",
