@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .counting import TokenCounter
+from .counters.base import TokenCounter
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,11 @@ class Opener(QObject):
 
     def open_files(self, paths: list[str]) -> None:
         resolved = [str(Path(p).expanduser().resolve()) for p in paths]
+        w = self.window
+        sweeps = [p for p in resolved if core.is_sweep_file(p)]  # a SWEEP.json, told by content
+        for path in sweeps:
+            w.sweeps.open_sweep(path)
+        resolved = [p for p in resolved if p not in sweeps]
         self._to_remember.update(resolved)
         self._queue(resolved, demo=False, select=True)
 

@@ -18,6 +18,7 @@ from PySide6.QtCore import QThread, Signal
 import core
 
 from ..document import Row, invalid_row, pending_row, read_pending, rows_from_entry, unreadable_line
+from ..document.experiments import experiment_rows
 from ..document.imported import format_title, imported_row, imported_source, provider_format
 from .counters import CounterCache
 
@@ -105,6 +106,9 @@ class LoadThread(QThread):
         self.cancelled = self._cancel.is_set()
 
     def _load_file(self, path: str, counter: core.TokenCounter | None, counter_error: str | None) -> None:
+        if core.sniff_answers(path):  # an experiment's answers: one row per variant's recorded request
+            self._load_answers(path, counter)
+            return
         jsonl = is_jsonl_file(path)
         try:
             info = provider_format(path, jsonl=jsonl)
@@ -179,6 +183,18 @@ class LoadThread(QThread):
                                             "read; they are listed as unreadable rows")
         self.progress.emit(gen, index + 1, max(total, index + 1), name)
 
+
+    def _load_answers(self, path: str, counter: core.TokenCounter | None) -> None:
+        gen = self.job.generation
+        try:
+            answers = core.load_answers(path)
+        except core.ContextInspectorError as exc:
+            self.problem.emit(gen, "error", str(exc))
+            return
+        with self._cache.lock:
+            rows = experiment_rows(answers, path, counter)
+        self.batchReady.emit(gen, rows)
+        self.progress.emit(gen, len(rows), len(rows), Path(path).name)
 
     # ---- a provider's body or trace export: core.formats reads it, each model call is counted
 
