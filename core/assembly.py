@@ -24,6 +24,7 @@ from .contracts import Request
 from .counting import TokenCounter
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
+from .neutralise import mark_result, neutralise_request
 from .render import Selection, evidence_block, evidence_ranking, exchange_id, render
 from .result import AssemblyResult, TraceEntry
 
@@ -257,11 +258,15 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
     builders: list[_Builder] = []
     asked = request
     request, refused = permitted(request)  # before any selection: what the caller may not see never enters
+    permitted_request = request
+    request, neutralised = neutralise_request(request, counter)  # untrusted text never reads as a control token
 
     def run(builder: _Builder) -> AssemblyResult:
         builders.append(builder)
-        result = _assemble(request, counter, builder)
-        return with_record(result, request, refused) if request is not asked or request.policy_version else result
+        result = mark_result(_assemble(request, counter, builder), neutralised)
+        if permitted_request is not asked or request.policy_version:
+            return with_record(result, request, refused)
+        return result
 
     try:
         if reference:

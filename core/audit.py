@@ -9,6 +9,9 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Iterator
 
+from collections import Counter
+
+from .counters.base import literal_spans
 from .counting import TokenCounter
 from .errors import CounterError
 from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, evidence_block, unescape
@@ -72,7 +75,8 @@ def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[F
     findings += _tool_calls(result)
     findings += _finish(result)
     if counter is not None:
-        findings += _control_tokens(result, counter)
+        by_text = list(_control_tokens(result, counter))
+        findings += by_text or list(_emitted_control_tokens(result, counter))
         findings += _recount(result, counter)
     findings += _trace_sum(result)
     findings += _budget(result)
@@ -316,6 +320,52 @@ def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[F
                               f"{what} contains {literal!r}, which {counter.name} reads as a control token",
                               i, start + a, start + b, section="evidence" if block_id else "tool_exchanges",
                               item_id=block_id or m.tool_call_id)
+
+
+_INVISIBLE = dict.fromkeys(map(ord, "\u2060\u200b\u200c\u200d\ufeff\u00ad"))
+
+
+def _untrusted_regions(result: AssemblyResult) -> list[tuple[int, int, int]]:
+    """(message, start, end) of every tool result and evidence block's content in the sent messages."""
+    regions = []
+    for i, m in enumerate(result.messages):
+        text = m.content or ""
+        if m.role == "tool":
+            regions.append((i, 0, len(text)))
+        elif m.role == "user":
+            regions += [(i, s, e) for kind, s, e, _ in _blocks(text) if kind == "block"]
+    return regions
+
+
+def _emitted_control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
+    """The emitted token ids, not only the text: the request holds no more control or marker tokens than
+    the same request with every untrusted text replaced by a plain placeholder. Checked where an untrusted
+    text holds something like a spelling once invisible characters are taken out (a normaliser may)."""
+    control = counter.control_token_ids()
+    spellings = counter.untrusted_spellings()
+    regions = _untrusted_regions(result)
+    if not control or not spellings or not regions:
+        return
+    suspect = [r for r in regions
+               if literal_spans((result.messages[r[0]].content or "")[r[1]:r[2]].translate(_INVISIBLE), spellings)]
+    if not suspect:
+        return
+    blanked = [m.model_copy() for m in result.messages]
+    for i, start, end in sorted(regions, key=lambda r: (r[0], -r[1])):
+        text = blanked[i].content or ""
+        blanked[i] = blanked[i].model_copy(update={"content": text[:start] + "x" + text[end:]})
+    try:
+        sent = Counter(t for t in counter.token_ids(result.messages, result.tools) if t in control)
+        plain = Counter(t for t in counter.token_ids(blanked, result.tools) if t in control)
+    except CounterError:
+        return
+    extra = sent - plain
+    if extra:
+        i, start, end = suspect[0]
+        yield Finding("control-token-in-untrusted", "error",
+                      f"the emitted token ids hold {sum(extra.values())} control or marker token(s) more than the "
+                      f"request without its untrusted text ({counter.name} reads them out of it)",
+                      i, start, end, section="tool_exchanges" if result.messages[i].role == "tool" else "evidence")
 
 
 def _recount(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:

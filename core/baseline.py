@@ -45,10 +45,14 @@ def _arrival(request: Request) -> tuple[list[ChatMessage], list[tuple[str, str]]
 def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
     from .permissions import permitted, with_record
 
+    from .neutralise import mark_result, neutralise_request
+
     asked = request
     request, refused = permitted(request)  # the baseline, too, never sees what the caller may not
-    result = _naive_truncate(request, counter)
-    return with_record(result, request, refused) if request is not asked or request.policy_version else result
+    filtered = request
+    request, neutralised = neutralise_request(request, counter)  # nor sends untrusted text as control tokens
+    result = mark_result(_naive_truncate(request, counter), neutralised)
+    return with_record(result, request, refused) if filtered is not asked or request.policy_version else result
 
 
 def _naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:

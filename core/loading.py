@@ -55,12 +55,26 @@ def _decode(text: str, path: str, line_offset: int = 0) -> Any:
 
 
 def read_json(path: str | Path) -> Any:
+    _refuse_big_document(path)
     return _decode(read_text(path), str(path))
+
+
+def _refuse_big_document(path: str | Path) -> None:
+    """A file over the one-document limit that is not JSON Lines is refused before it is read whole."""
+    size = regular_file(path).st_size
+    if size <= MAX_DOCUMENT_BYTES:
+        return
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 20).decode("utf-8", "replace")
+    if not looks_like_jsonl(head):
+        raise InputFileError(str(path), f"one JSON document of {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte "
+                                        "limit (JSON Lines may be larger: one record per line)")
 
 
 def iter_json_records(path: str | Path) -> Iterator[tuple[int | None, Any]]:
     """Yield ``(line, value)`` for each record: the objects of a JSONL file, the items of a
     JSON array, or the single object of a JSON file (line ``None``)."""
+    _refuse_big_document(path)
     text = read_text(path)
     stripped = text.lstrip()
     if not stripped:

@@ -48,6 +48,14 @@ def write_output(text: str, output: str, inputs: Iterable[str | Path | None]) ->
     except UnicodeEncodeError as exc:
         raise RequestError([("--output", f"the output holds text that is not UTF-8 ({exc.reason})")],
                            source=output) from None
+    if target.exists() and not target.is_file():  # a device or FIFO (/dev/stdout): written to, never replaced
+        try:
+            with open(target, "wb") as stream:
+                stream.write(data)
+        except OSError as exc:
+            raise RequestError([("--output", f"cannot write: {exc.strerror or exc}")], source=output) from None
+        return
+    target = _resolved(target) if target.is_symlink() else target  # replace the file a link names, not the link
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
                                              dir=str(target.parent if str(target.parent) else "."))

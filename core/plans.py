@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .contracts import ChatMessage, ToolCall, ToolDefinition, problems_from
 from .counting import TokenCounter
+from .neutralise import mark_result, neutralise_sections
 from .plancounts import FastPlanCounts, PlanCounts, PredictionMismatch, forget_constants
 from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, CounterError, InputFileError,
                      RequestError)
@@ -510,6 +511,7 @@ class ContextAssembler:
             raise ValueError(f"messages under {unknown[0]!r}, which the plan does not declare "
                              f"(declared: {', '.join(declared)})")
         reference = self.reference if reference is None else reference
+        sections, neutralised = neutralise_sections(sections, self.counter)  # tool text never a control token
         summaries: dict[str, str] = {}  # one summary call per span, even if assembly starts again
         for strategy in self.strategies.values():
             if hasattr(strategy, "cancel"):
@@ -560,7 +562,7 @@ class ContextAssembler:
             records = [(st.plan.name, s) for st in finished[-1] if st.outcome for s in st.outcome.summaries]
             if records:
                 self.store.write(self.scope, records)
-        return result
+        return mark_result(result, neutralised)
 
     def _assemble(self, states: list[_SectionState], counts: PlanCounts, tools: list[ToolDefinition], budget: int,
                   cancel: threading.Event | None) -> AssemblyResult:

@@ -182,9 +182,10 @@ def _screenshot(args: argparse.Namespace, settings) -> int:
     if problems:
         for text in problems:
             print(f"context-inspector: {text}", file=sys.stderr)
+        nothing_read = window.request_model.rowCount() == 0
         window.shutdown()
         window.close()
-        return 1
+        return 2 if nothing_read else 1  # 2: nothing could be read at all
     rows = window.request_proxy.rowCount()
     if not 1 <= args.row <= rows:
         print(f"context-inspector: --row {args.row}: the list has {rows} row{'s' if rows != 1 else ''}", file=sys.stderr)

@@ -424,7 +424,7 @@ def test_broken_platform_exports(tmp_path):
     for obs in data["observations"]:
         if obs["type"] == "GENERATION":
             obs["input"], obs["metadata"] = 42, "{}"
-    with pytest.raises(FormatError, match=r"langfuse-trace: observations\[1\]\.input: no input messages"):
+    with pytest.raises(FormatError, match=r"langfuse-trace: observations\[1\]\.input: the recorded input is not messages \(found int\)"):
         import_file(write_json(tmp_path, data))
     data = fixture_json("phoenix_spans.json")
     data["data"][1]["attributes"]["llm.input_messages.1.message.role"] = "robot"

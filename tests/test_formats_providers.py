@@ -3,36 +3,22 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from formats_fuzz import import_or_refuse, mutations
+from formats_support import import_or_refuse, mutations, notes, real, roles
 from hypothesis import HealthCheck, given, settings
 from support import FIXTURES, default_counter
 
 from core.formats import FormatError, count_imported, detect, import_data, import_file
 
 FORMATS_DIR = FIXTURES / "formats"
-REALWORLD2 = Path(__file__).resolve().parents[2] / "shared" / "realworld2"
 
 
-def roles(request) -> str:
-    return "".join(m.role[0] for m in request.messages)
-
-
-def notes(request) -> str:
-    return "\n".join(str(w) for w in request.warnings)
 
 
 def fixture(name):
     return json.loads((FORMATS_DIR / name).read_text())
 
-
-def real(relative: str) -> Path:
-    path = REALWORLD2 / relative
-    if not path.is_file():
-        pytest.skip(f"the shared real-world files are absent ({path} not found)")
-    return path
 
 
 # ------------------------------------------------------------------------------------------

@@ -3,36 +3,22 @@ fixtures, the real files in ../shared/realworld2 (read in place), bad input and 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from formats_fuzz import import_or_refuse, mutations
+from formats_support import import_or_refuse, mutations, notes, real, roles
 from hypothesis import HealthCheck, given, settings
 from support import FIXTURES, default_counter
 
 from core.formats import FormatError, count_imported, import_file
 
 FORMATS_DIR = FIXTURES / "formats"
-REALWORLD2 = Path(__file__).resolve().parents[2] / "shared" / "realworld2"
 
 
-def roles(request) -> str:
-    return "".join(m.role[0] for m in request.messages)
-
-
-def notes(request) -> str:
-    return "\n".join(str(w) for w in request.warnings)
 
 
 def lines(name):
     return [json.loads(line) for line in (FORMATS_DIR / name).read_text().splitlines() if line.strip()]
 
-
-def real(relative: str) -> Path:
-    path = REALWORLD2 / relative
-    if not path.is_file():
-        pytest.skip(f"the shared real-world files are absent ({path} not found)")
-    return path
 
 
 # ------------------------------------------------------------------------------------------
@@ -84,11 +70,25 @@ def test_claude_code_real_session():
     assert len(calls) == 167 and results <= calls  # every tool_use of the file, each result paired
 
 
+def test_transcript_calls_share_their_messages_and_sections_match():
+    """A transcript's calls hold the same message objects (n turns hold ~n*n/2 input messages in all),
+    and their sections are those infer_sections gives."""
+    from core.formats.normalise import infer_sections
+    for name in ("claude_code_session.jsonl", "codex_rollout.jsonl"):
+        requests = import_file(FORMATS_DIR / name).requests
+        assert requests[0].messages[0] is requests[1].messages[0]
+        for request in requests:
+            assert request.sections == infer_sections(request.messages)
+            assert len(request.places) == len(request.messages)
+
+
 def test_claude_code_schema_fixture():
     imported = import_file(real("agent-transcripts/agent-sessions-stage0-claude-small.jsonl"))
     assert imported.format.name == "claude-code-transcript" and imported.requests
     text = "\n".join(str(w) for w in imported.warnings)
     assert "model <synthetic>" in text and "attachment" in text and "sidechain" in text
+    assert "45 lines share a uuid with another line" in text  # its "[trimmed for fixture]" ids
+    assert "line 50: this assistant turn has no conversation before it" in text
     assert all(r.recorded.reconstructed for r in imported.requests)
 
 
@@ -121,9 +121,11 @@ def test_codex_real_rollouts():
     assert [r.label.split("(")[1].rstrip(")") for r in imported.requests] == [
         "line 4", "line 7", "line 9", "line 11", "line 13", "line 15", "line 17"]
     last = imported.requests[-1]
-    assert roles(last) == "suuatauauauauau" and last.messages[0].content == "(instructions omitted)"
+    # session_meta.instructions are the user's instructions, which the first user message holds: no system message
+    assert roles(last) == "uuatauauauauau" and last.messages[0].content.startswith("# AGENTS.md instructions")
+    assert any("user instructions (22 chars" in str(w) for w in imported.warnings)
     assert [c.id for m in last.messages for c in m.tool_calls] == ["call_1"]
-    assert "[image: image/gif, 43 bytes]" in last.messages[8].content
+    assert "[image: image/gif, 43 bytes]" in last.messages[7].content
     imported = import_file(real("agent-transcripts/agent-sessions-stage0-codex-small.jsonl"))
     assert imported.format.name == "codex-rollout" and imported.requests
     text = "\n".join(str(w) for w in imported.warnings)

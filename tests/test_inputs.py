@@ -203,3 +203,18 @@ def test_error_lines_escape_control_characters(tmp_path, capsys):
     except InputFileError as exc:
         entries_error = str(exc)
     assert entries_error is not None
+
+
+def test_output_to_a_device_writes_to_it_and_never_replaces_it(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "assemble", str(FIXTURES / "demo.request.json"), "-o", "/dev/full")
+    assert code == 2 and "No space left" in one_error_line(err)
+    assert os.path.exists("/dev/full") and not os.path.isfile("/dev/full")  # still the device
+
+
+def test_output_through_a_symlink_replaces_the_file_it_names(tmp_path, capsys):
+    real = tmp_path / "real.json"
+    real.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, _ = run_cli(capsys, "assemble", str(FIXTURES / "demo.request.json"), "-o", str(link))
+    assert code == 0 and link.is_symlink() and json.loads(real.read_text(encoding="utf-8"))["trace"]

@@ -82,6 +82,20 @@ class TokenCounter(ABC):
         """Control-token literals in ``text`` that this tokenizer would read as control tokens,
         as ``(literal, start, end)`` character spans."""
 
+    def untrusted_spellings(self) -> list[str]:
+        """Every spelling this tokenizer reads out of raw text as one token of its own (control tokens,
+        and added role or structure markers): what untrusted text is neutralised against (core.neutralise)."""
+        return self.control_token_strings()
+
+    def reads_as_control(self, text: str) -> bool:
+        """Whether this tokenizer reads any part of ``text`` (on its own) as a control or marker token."""
+        return bool(self.control_tokens_in(text))
+
+    def control_token_ids(self) -> set[int]:
+        """Ids of the tokens ``untrusted_spellings`` become (empty when this tokenizer reads none of them
+        out of text): the audit counts them in the emitted ids."""
+        return set()
+
     @abstractmethod
     def text_token_count(self, text: str) -> int:
         """Tokens of ``text`` on its own, no control tokens added (the tokenizer's plain encoding)."""

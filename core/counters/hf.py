@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
+from . import template_limits
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
 
 MANIFEST_NAME = "tokenizer-manifest.json"
@@ -120,6 +121,7 @@ class HFCounter(TokenCounter):
             raise ManifestMismatch(str(directory), "chat template", manifest["template_sha256"], template_sha)
         self._tokenizer = tokenizer
         self._template = template
+        self.template_note = template_limits.install(templates)  # a time and size limit on every render
         limit = getattr(tokenizer, "model_max_length", None)
         if isinstance(limit, int) and 0 < limit < 10_000_000:  # transformers uses 1e30 for "unknown"
             self.context_window = limit
@@ -137,6 +139,12 @@ class HFCounter(TokenCounter):
             if getattr(token, "special", False):
                 specials.add(str(token.content))
         self._specials = sorted((s for s in specials if s), key=lambda s: (-len(s), s))
+        # Added tokens, special or not, are read out of raw text: role and structure markers among them
+        # (DeepSeek's <｜User｜>, Qwen's <tool_call>, Gemma 4's <|tool_call>) as much as control tokens.
+        added = {int(i): str(t.content) for i, t in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items()
+                 if _marker_like(str(t.content)) or getattr(t, "special", False)}
+        self._added = sorted(set(added.values()) | set(self._specials), key=lambda s: (-len(s), s))
+        self._added_ids = set(added)
 
     @property
     def identity(self) -> CounterIdentity:
@@ -168,13 +176,22 @@ class HFCounter(TokenCounter):
                                                   "parameters": t.parameters}} for t in tools]
 
     def _apply(self, messages, tools, *, tokenize: bool):
+        if getattr(self, "_limit_error", None):  # a template that ran past a limit once is not run again
+            raise CounterError(self._limit_error)
         try:
             return self._tokenizer.apply_chat_template(
                 self.conversation(messages), tools=self.tool_schemas(tools), add_generation_prompt=True,
                 tokenize=tokenize, return_dict=False, **self.chat_template_kwargs)
+        except template_limits.TemplateLimitExceeded as exc:
+            self._limit_error = f"{self.name}: {exc}"
+            raise CounterError(self._limit_error) from None
         except Exception as exc:  # the template's own raise_exception(), or a structure it cannot render
             message = str(exc) or type(exc).__name__
             raise TemplateRefused(self.name, message) from None
+        except BaseException as exc:  # the tokenizer's Rust panic (pyo3's PanicException) is no Exception
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise CounterError(f"{self.name}: the tokenizer failed on this request ({str(exc)[:200]})") from None
 
     def token_ids(self, messages, tools) -> list[int]:
         ids = self._apply(messages, tools, tokenize=True)
@@ -186,7 +203,12 @@ class HFCounter(TokenCounter):
         return self._apply(messages, tools, tokenize=False)
 
     def text_token_count(self, text: str) -> int:
-        return len(self._tokenizer.encode(text, add_special_tokens=False))
+        try:
+            return len(self._tokenizer.encode(text, add_special_tokens=False))
+        except BaseException as exc:  # a Rust panic is no Exception
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise CounterError(f"{self.name}: the tokenizer failed on this text ({str(exc)[:200]})") from None
 
     def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
         if not getattr(self._tokenizer, "is_fast", False):
@@ -197,9 +219,24 @@ class HFCounter(TokenCounter):
     def control_token_strings(self) -> list[str]:
         return list(self._specials)
 
+    def untrusted_spellings(self) -> list[str]:
+        return list(self._added)
+
+    def control_token_ids(self) -> set[int]:
+        return set(self._added_ids)
+
+    def reads_as_control(self, text: str) -> bool:
+        return not self._added_ids.isdisjoint(self._tokenizer.encode(text, add_special_tokens=False))
+
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
         spans = literal_spans(text, self._specials)
         if not spans:
             return []
         ids = set(self._tokenizer.encode(text, add_special_tokens=False))
         return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
+
+
+def _marker_like(text: str) -> bool:
+    """An added token spelled like a marker (``<tool_call>``, ``[INST]``, ``<|im_end|>``), not a plain
+    word or a run of spaces some vocabularies add: only those are neutralised in untrusted text."""
+    return len(text) >= 3 and any(ch in "<>[]|" for ch in text) and not text.isspace()

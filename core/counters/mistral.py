@@ -1,6 +1,8 @@
 """``mistral:<tokenizer>``: a tokenizer file shipped inside ``mistral-common`` (offline, the embedded default)."""
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import json
 import re
@@ -60,7 +62,8 @@ class MistralCounter(TokenCounter):
                     f"mistral:{tokenizer}: no such tokenizer in mistral-common; bundled: "
                     + ", ".join(bundled_mistral_tokenizers()))
         try:
-            self._tokenizer = MistralTokenizer.from_file(str(path))
+            stat = path.stat()
+            self._tokenizer = _load_tokenizer(str(path), stat.st_mtime_ns, stat.st_size)
         except ImportError as exc:
             raise CounterError(f"mistral:{tokenizer}: {exc}") from None
         except Exception as exc:  # a corrupt or foreign file
@@ -190,12 +193,24 @@ class MistralCounter(TokenCounter):
     def control_token_strings(self) -> list[str]:
         return list(self._specials)
 
+    def control_token_ids(self) -> set[int]:
+        return set(range(self._num_special))
+
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
         raw = self._tokenizer.instruct_tokenizer.tokenizer
         ids = raw.encode(text, bos=False, eos=False)
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text
         return literal_spans(text, self._specials)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_tokenizer(path: str, mtime_ns: int, size: int):
+    """A tokenizer file loaded once per process (tekken takes seconds to load; every command, sweep worker
+    and inspector counter would load it again). Keyed by the file's time and size: a changed file loads anew."""
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    return MistralTokenizer.from_file(path)
 
 
 def _memoised_tool_check(check):

@@ -22,7 +22,8 @@ def has_markers(body: dict[str, Any]) -> bool:
     tools = body.get("tools")
     if isinstance(tools, list) and any(isinstance(t, dict) and "input_schema" in t for t in tools):
         return True
-    for message in body.get("messages") or []:
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list) and any(_anthropic_block(b) for b in content):
             return True
@@ -54,6 +55,10 @@ def import_body(body: Any, place: str, label: str, *, file_format: str = FORMAT,
             ctx.warn(f"{where}.role", f"role {message.get('role')!r} is not a Messages API role; kept as {role}")
         drafts += drafts_from(role, read_parts(message.get("content"), f"{where}.content", ctx), where, ctx)
     tools = tool_definitions(body.get("tools"), join_place(place, "tools"), ctx)
+    breakpoints = _cache_breakpoints(body)
+    if breakpoints:
+        ctx.warn(place, f"{breakpoints} cache_control breakpoint(s) are not kept: they mark what the provider caches, "
+                        "which changes the price and the recorded cache figures, not the tokens sent")
     ignored = sorted(k for k in body if k not in KNOWN_KEYS)
     if ignored:
         ctx.warn(place, "keys that are not part of a Messages request were ignored: " + ", ".join(ignored))
@@ -67,6 +72,14 @@ def import_body(body: Any, place: str, label: str, *, file_format: str = FORMAT,
     elif stream is not None:
         recorded, output = _with_stream(recorded, stream, ctx)
     return finish(label, drafts, tools, recorded, ctx, output=output)
+
+
+def _cache_breakpoints(value: Any) -> int:
+    if isinstance(value, dict):
+        return ("cache_control" in value) + sum(_cache_breakpoints(v) for k, v in value.items() if k != "cache_control")
+    if isinstance(value, list):
+        return sum(_cache_breakpoints(v) for v in value)
+    return 0
 
 
 def input_tokens(usage: Any) -> int | None:

@@ -49,7 +49,7 @@ def _ours(values: list[Any]) -> bool:
 
 def _body_detail(bodies: list[tuple[dict[str, Any], Any]], kind: str) -> str:
     messages = sum(len(b["messages"]) for b, _ in bodies if isinstance(b["messages"], list))
-    tools = sum(len(b.get("tools") or []) for b, _ in bodies)
+    tools = sum(len(b["tools"]) for b, _ in bodies if isinstance(b.get("tools"), list))
     answered = sum(1 for _, r in bodies if isinstance(r, dict))
     head = f"{len(bodies)} request bodies" if len(bodies) > 1 else "request body"
     text = f"{FORMATS[kind]} ({head}: {messages} messages, {tools} tool definitions"
@@ -86,8 +86,11 @@ def sniff(parsed: Parsed) -> FormatInfo:
         return FormatInfo("vcr-cassette", f"{FORMATS['vcr-cassette']} ({len(single[key])} interactions, "
                                           f"{parsed.kind.upper()})")
     if is_langfuse(single):
-        observations = single.get("observations") or single.get("trace", {}).get("observations") or []
-        return FormatInfo("langfuse-trace", f"{FORMATS['langfuse-trace']} ({len(observations)} observations)")
+        observations = single.get("observations")
+        if not isinstance(observations, list):
+            observations = single["trace"].get("observations")
+        count = f"{len(observations)} observations" if isinstance(observations, list) else "no observation list"
+        return FormatInfo("langfuse-trace", f"{FORMATS['langfuse-trace']} ({count})")
     if is_promptfoo(single):
         return FormatInfo("promptfoo-export", FORMATS["promptfoo-export"])
     spans = phoenix_spans(single)
@@ -99,9 +102,9 @@ def sniff(parsed: Parsed) -> FormatInfo:
         return FormatInfo("nock-recording", f"{FORMATS['nock-recording']}: {len(single)} requests")
     candidates = single if isinstance(single, list) else values
     bodies = [chat_body(v) for v in candidates] if isinstance(candidates, list) else []
-    found = [b for v, b in zip(candidates, bodies)  # our own results also hold "messages": they are not bodies
-             if b is not None and not (looks_like_result(v) or looks_like_request(v))]
-    if found and len(found) * 2 >= len(bodies):  # a few broken lines are reported one by one, not as the file
+    found = [b for b in bodies if b is not None]
+    ours = any(looks_like_result(v) or looks_like_request(v) for v in candidates) if found else False
+    if found and not ours and len(found) * 2 >= len(bodies):  # a few broken lines are reported one by one
         kind = "anthropic-messages" if all(anthropic.has_markers(b) for b, _ in found) else "openai-chat"
         return FormatInfo(kind, _body_detail(found, kind))
     if is_genai_attributes(single):

@@ -76,7 +76,8 @@ def is_model_call(span: SpanView) -> bool:
         return True
     operation = a.get("gen_ai.operation.name")
     kind = span.kind_hint or a.get("openinference.span.kind")
-    return operation in MODEL_OPERATIONS or (isinstance(kind, str) and kind.upper() == "LLM")
+    return (isinstance(operation, str) and operation in MODEL_OPERATIONS) or (isinstance(kind, str)
+                                                                             and kind.upper() == "LLM")
 
 
 def inside(place: str, key: str) -> str:
@@ -270,7 +271,7 @@ def chat_message(message: dict[str, Any], at: str, ctx: Context, earlier: list[D
             raise Malformed(f"{at}.tool_calls[{j}]", f"a tool call must be an object, found {type(call).__name__}")
         fn = call.get("function") if isinstance(call.get("function"), dict) else call
         args = next((fn[k] for k in ("arguments", "args", "input") if k in fn), None)
-        if call.get("id") in seen and call.get("id") is not None:
+        if isinstance(call.get("id"), str) and call.get("id") in seen:
             continue
         parts.calls.append(tool_call(call.get("id"), fn.get("name"), args, f"{at}.tool_calls[{j}]", ctx))
     tool_call_id = message.get("tool_call_id") or (message.get("id") if role == "tool" else None) or named
@@ -382,6 +383,13 @@ def attribute_tools(a: dict[str, Any], place: str, ctx: Context, details: Event 
         return tools
     if "ai.prompt.tools" in a:
         return tool_definitions(a["ai.prompt.tools"], inside(place, "ai.prompt.tools"), ctx)
+    if "model_request_parameters" in a:  # pydantic-ai: its function tools and the output tools it also sends
+        params = parse_json_text(a["model_request_parameters"])
+        where = inside(place, "model_request_parameters")
+        if not isinstance(params, dict):
+            raise Malformed(where, f"expected an object, found {type(params).__name__}")
+        return (tool_definitions(params.get("function_tools"), f"{where}.function_tools", ctx)
+                + tool_definitions(params.get("output_tools"), f"{where}.output_tools", ctx))
     return []
 
 

@@ -246,13 +246,14 @@ def tool_definition(value: Any, place: str, ctx: Context) -> ToolDefinition | No
         return None
     if not isinstance(name, str) or not name:
         raise Malformed(place, "a tool definition needs a name")
-    schema = next((spec[k] for k in ("parameters", "input_schema", "inputSchema", "json_schema") if k in spec), None)
+    schema = next((spec[k] for k in ("parameters", "input_schema", "inputSchema", "json_schema", "parameters_json_schema",
+                                     "parametersJsonSchema") if k in spec), None)
     schema = parse_json_text(schema)
     if isinstance(schema, dict) and isinstance(schema.get("jsonSchema"), dict):  # Vercel's wrapped schema
         schema = schema["jsonSchema"]
     if schema is None:
         schema = {"type": "object", "properties": {}}
-    if not isinstance(schema, dict) or (schema and schema.get("type", "object") != "object"):
+    if not isinstance(schema, dict) or (schema and str(schema.get("type", "object")).lower() != "object"):
         ctx.warn(place, f"tool {name!r}: parameters are not a JSON schema of type object; replaced by an empty one")
         schema = {"type": "object", "properties": {}}
     clean = name

@@ -43,14 +43,24 @@ def decode_any(value: Any) -> Any:
             return value[key]
     for key in ("arrayValue", "array_value"):
         if key in value:
-            inner = value[key] or {}
-            return [decode_any(v) for v in (inner.get("values") or [])]
+            return [decode_any(v) for v in _values(value[key], key)]
     for key in ("kvlistValue", "kvlist_value"):
         if key in value:
-            inner = value[key] or {}
-            return {kv.get("key"): decode_any(kv.get("value")) for kv in (inner.get("values") or [])
-                    if isinstance(kv, dict)}
+            out = {}
+            for kv in _values(value[key], key):
+                if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+                    raise Malformed("", f"a {key} entry needs a string 'key'")
+                out[kv["key"]] = decode_any(kv.get("value"))
+            return out
     return None  # an empty AnyValue
+
+
+def _values(inner: Any, key: str) -> list[Any]:
+    inner = inner or {}
+    values = inner.get("values") if isinstance(inner, dict) else None
+    if not isinstance(inner, dict) or not isinstance(values, (list, type(None))):
+        raise Malformed("", f"a {key} must be an object with a list of 'values'")
+    return values or []
 
 
 def attributes(kvs: Any, place: str) -> dict[str, Any]:
@@ -64,7 +74,10 @@ def attributes(kvs: Any, place: str) -> dict[str, Any]:
     for i, kv in enumerate(kvs):
         if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
             raise Malformed(f"{place}[{i}]", "an attribute needs a string 'key'")
-        out[kv["key"]] = decode_any(kv.get("value"))
+        try:
+            out[kv["key"]] = decode_any(kv.get("value"))
+        except Malformed as exc:
+            raise Malformed(f"{place}[{i}] ({kv['key']})", exc.problem) from None
     return out
 
 
@@ -95,7 +108,7 @@ def hex_id(value: Any, size: int) -> str | None:
     return raw.hex() if len(raw) == size else value
 
 
-def _spans(data: dict[str, Any], place: str) -> Iterator[SpanView]:
+def _spans(data: dict[str, Any], place: str) -> Iterator[SpanView | Malformed]:
     for r, resource_spans in enumerate(_list(data, "resourceSpans", place)):
         rplace = f"{place}resourceSpans[{r}]"
         if not isinstance(resource_spans, dict):
@@ -107,7 +120,10 @@ def _spans(data: dict[str, Any], place: str) -> Iterator[SpanView]:
             if not isinstance(scope_spans, dict):
                 raise Malformed(splace, "expected an object")
             for k, span in enumerate(_list(scope_spans, "spans", splace)):
-                yield _span_view(span, f"{splace}.spans[{k}]")
+                try:
+                    yield _span_view(span, f"{splace}.spans[{k}]")
+                except Malformed as exc:  # one broken span is one call that cannot be read, not the file
+                    yield exc
 
 
 def _span_view(span: Any, place: str) -> SpanView:
@@ -155,7 +171,11 @@ def _log_spans(data: dict[str, Any], place: str) -> Iterator[SpanView]:
                 if view is None:
                     view = groups[(trace_id, span_id)] = SpanView({}, lplace, name=None, trace_id=trace_id,
                                                                   span_id=span_id)
-                view.events.append(Event(str(name), attrs, body=decode_any(record.get("body")), place=lplace))
+                try:
+                    body = decode_any(record.get("body"))
+                except Malformed as exc:
+                    raise Malformed(f"{lplace}.body", exc.problem) from None
+                view.events.append(Event(str(name), attrs, body=body, place=lplace))
                 view.dropped_attributes += as_int(_get(record, "droppedAttributesCount")) or 0
     for view in groups.values():
         details = next((e for e in view.events if e.name == "gen_ai.client.inference.operation.details"), None)
@@ -174,8 +194,12 @@ def import_records(records: list[tuple[int | None, Any]], file_format: str) -> O
         if not isinstance(data, dict) or not is_otlp(data):
             raise Malformed(prefix.rstrip(": ") or "top level", "expected a TracesData object with resourceSpans")
         spans = list(_spans(data, prefix))
-        out.spans += [span_node(view, is_model_call(view)) for view in spans if view.span_id]
+        out.spans += [span_node(view, is_model_call(view)) for view in spans
+                      if not isinstance(view, Malformed) and view.span_id]
         for view in spans + list(_log_spans(data, prefix)):
+            if isinstance(view, Malformed):
+                out.fail(view, "span", f"span at {view.place}")
+                continue
             if not is_model_call(view):
                 skipped.append(view.name or view.span_id or view.place)
                 continue

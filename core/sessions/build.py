@@ -17,7 +17,7 @@ from ..formats.importing import import_file
 from ..formats.model import ImportedFile, ImportedRequest, SpanNode
 from ..formats.normalise import infer_sections
 from .diffing import Interner, Predecessors, diff_calls, tool_text
-from .model import CallDiff, Session, SessionCall, conversation_of, start_of
+from .model import CallDiff, Session, SessionCall, conversation_of, scope_of, start_of
 from .tokens import SessionTokens, common_prefix, pack
 
 KEPT_IDS = 16  # packed ids of the latest calls kept for prefix comparisons; older ones are rendered again
@@ -79,7 +79,7 @@ def session_from_import(imported: ImportedFile, counter: TokenCounter, *,
         call_keys = interner.ids(request.messages)
         keys.append(call_keys)
         recorded = request.recorded
-        previous = trie.add(index, conversation_of(recorded), recorded.trace_id, recorded.parent_span_id, call_keys)
+        previous = trie.add(index, conversation_of(recorded), scope_of(recorded), recorded.parent_span_id, call_keys)
         conversation = conversations[previous] if previous is not None else (max(conversations, default=-1) + 1)
         conversations.append(conversation)
         message_tokens = [interner.tokens[k] for k in call_keys]
@@ -88,15 +88,17 @@ def session_from_import(imported: ImportedFile, counter: TokenCounter, *,
                            span_path=span_path(spans, recorded.parent_span_id))
         calls.append(call)
         try:
-            ids, notes = tokens.call_ids(list(request.messages), list(request.tools))
+            ids, notes, apart = tokens.call_ids(list(request.messages), list(request.tools))
         except TemplateRefused as exc:
             call.error = f"{counter.name} cannot count this call: {exc.template_message}"
             warnings.append(f"call {index + 1} ({request.label}): {call.error}")
             packed[index] = None
         else:
-            call.input_tokens, call.count_notes = len(ids), notes
+            # text the template would not take is counted apart, as count_imported counts it; the prefix
+            # is the rendered ids' alone
+            call.input_tokens, call.count_notes = len(ids) + apart, notes
             packed[index] = pack(ids)
-            call.sections = _sections(request, message_tokens, len(ids), counter)
+            call.sections = _sections(request, message_tokens, len(ids) + apart, counter)
         packed.move_to_end(index)
         while len(packed) > KEPT_IDS:
             packed.popitem(last=False)

@@ -1,13 +1,14 @@
 """Which calls are one conversation, and what changed from one call to the next.
 
 Same conversation: two calls that record the same explicit conversation id (``gen_ai.conversation.id``,
-a transcript's session), or, where no such id is recorded, two calls of one trace (the same trace id, or
-both without one) whose message lists begin with the same message (role, text, tool calls and tool-call
-id all equal). A call's predecessor is the earlier call of its conversation with which it shares the
-longest run of leading messages; among equals, the latest one under the same parent span, else the
-latest one. A call with a conversation id that shares no leading message with an earlier call of that
-conversation (its history replaced whole) continues the latest of them; without an id, such a call
-starts a conversation of its own.
+a transcript's main chain), or, where no such id is recorded, two calls of one session or trace (a
+transcript's session id, else the trace id, or both without one) whose message lists begin with the same
+message (role, text, tool calls and tool-call id all equal). A call's predecessor is the earlier call of
+its conversation with which it shares the longest run of leading messages; among equals, the latest one
+under the same parent span, else the latest one. A call with a conversation id that shares no leading
+message with an earlier call of that conversation (its history replaced whole by a compaction summary)
+continues the latest of them; without an id, such a call starts a conversation of its own (a sub-agent's
+first call, a second agent of the trace).
 
 The diff of a call against its predecessor: the leading messages both sent unchanged, then the rest of
 each aligned by content (``difflib``). New messages at the end are *appended*, new ones before kept ones

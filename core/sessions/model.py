@@ -25,8 +25,13 @@ def start_of(recorded: Recorded) -> float | None:
 
 
 def conversation_of(recorded: Recorded) -> str | None:
-    """The explicit conversation a call belongs to: ``gen_ai.conversation.id``, else the file's session id."""
-    return recorded.conversation_id or getattr(recorded, "session_id", None)
+    """The explicit conversation a call belongs to (``gen_ai.conversation.id``, a transcript's main chain)."""
+    return recorded.conversation_id
+
+
+def scope_of(recorded: Recorded) -> str | None:
+    """Where calls can be of one conversation: the transcript's session, else the trace."""
+    return getattr(recorded, "session_id", None) or recorded.trace_id
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,12 @@ def imported_source(imported: core.ImportedFile) -> ImportedSource:
     return ImportedSource(imported.format, tuple(str(w) for w in imported.warnings if str(w) not in per_request))
 
 
+def failed_row(failure: core.FailedCall, index: int, path: str, source: ImportedSource) -> Row:
+    """A model call of the file that could not be read: a row of its own, with its place and reason."""
+    return Row(source=path, index=index, line=None, kind="invalid", label=failure.label, entry_kind="imported",
+               error=f"not read: {failure.place + ': ' if failure.place else ''}{failure.reason}", import_source=source)
+
+
 def imported_row(request: core.ImportedRequest, index: int, path: str, source: ImportedSource,
                  counter: core.TokenCounter | None, limits: dict[str, int], counter_error: str | None = None) -> Row:
     """One model call as a row: counted (kind "imported") or not (kind "uncounted", ``error`` says why)."""

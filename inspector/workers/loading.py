@@ -19,7 +19,7 @@ import core
 
 from ..document import Row, invalid_row, pending_row, read_pending, rows_from_entry, unreadable_line
 from ..document.experiments import experiment_rows
-from ..document.imported import format_title, imported_row, imported_source, provider_format
+from ..document.imported import failed_row, format_title, imported_row, imported_source, provider_format
 from .counters import CounterCache
 
 log = logging.getLogger("inspector")
@@ -225,9 +225,14 @@ class LoadThread(QThread):
             return
         rows: list[Row] = []
         source = imported_source(imported)
-        for n, request in enumerate(imported.requests):
+        everything = imported.calls()  # the calls that could not be read are rows too, in file order
+        for n, request in enumerate(everything):
             if self._cancel.is_set():
                 break
+            if isinstance(request, core.FailedCall):
+                rows.append(failed_row(request, n, path, source))
+                self.problem.emit(gen, "warning", f"{name}: {request}")  # the others were read
+                continue
             try:
                 with self._cache.lock:
                     rows.append(imported_row(request, n, path, source, counter, self.job.context_limits,
@@ -242,10 +247,11 @@ class LoadThread(QThread):
             if len(rows) >= BATCH_ROWS:  # a trace of many calls fills the list as it is counted
                 self.batchReady.emit(gen, rows)
                 rows = []
-            self.progress.emit(gen, n + 1, calls, f"Counting {name}: %v of %m")
+            self.progress.emit(gen, n + 1, len(everything), f"Counting {name}: %v of %m")
         if rows:
             self.batchReady.emit(gen, rows)
-        self.problem.emit(gen, "info", f"{what}: {calls} model call{'s' if calls != 1 else ''}")
+        unread = f", {len(imported.failed)} could not be read (their rows say why)" if imported.failed else ""
+        self.problem.emit(gen, "info", f"{what}: {calls} model call{'s' if calls != 1 else ''}{unread}")
 
     # ---- JSONL: list every line from the index, then read them in the background
 

@@ -50,7 +50,9 @@ def test_each_provider_fixture_opens_one_counted_row_per_model_call(name, open_a
     imported = core.import_file(path)
     window = open_and_wait(path)
     rows = rows_of(window, path)
-    assert len(rows) == len(imported.requests) > 0
+    assert len(rows) == len(imported.calls()) and imported.requests
+    assert [r.label for r in rows if r.kind == "invalid"] == [f.label for f in imported.failed]  # rows of their own
+    rows = [r for r in rows if r.kind != "invalid"]
     model = window.request_model
     for row, request in zip(rows, imported.requests):
         expected = expected_result(request, counter)
@@ -338,3 +340,36 @@ def test_item_tab_of_an_imported_message_shows_its_text_and_place(open_and_wait)
     assert row.imported.messages[entry.message_indices[0]].content in window.detail.item_text()
     window.detail.setCurrentIndex(DetailTabs.REQUEST)
     assert row.imported.messages[entry.message_indices[0]].content in window.detail.request.editor.toPlainText()
+
+
+def test_a_call_that_cannot_be_read_is_a_row_with_its_error_and_the_others_open(open_and_wait, tmp_path, qtbot):
+    good = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Fare from Ghent to Bruges?"}]}
+    broken = {"model": "gpt-4o-mini", "messages": [{"role": "robot", "content": "beep"}]}
+    path = tmp_path / "three.jsonl"
+    path.write_text("\n".join(json.dumps(v) for v in (good, broken, good)) + "\n", encoding="utf-8")
+    window = open_and_wait(path)
+    rows = rows_of(window, path)
+    assert [r.kind for r in rows] == ["imported", "invalid", "imported"]  # in file order
+    failed = rows[1]
+    assert "not read: line 2.messages[0].role: unknown message role 'robot'" in failed.error
+    assert window.request_model.index(1, RequestListModel.C_AUDIT).data() == "unreadable"
+    assert not [text for level, text in window.messages if level == "error"]  # the others were read
+    assert any("1 could not be read" in text for _, text in window.messages)
+    window.select_row(failed)
+    assert "unknown message role 'robot'" in window.detail.item_text()
+    window.resize(1280, 800)
+    window.grab().save("/tmp/i12b-failed-row.png")
+
+
+def test_screenshot_exits_0_when_some_calls_were_read_and_2_when_none(qapp, counter, tmp_path, capsys):
+    from inspector import app as inspector_app
+
+    good = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}
+    broken = {"model": "gpt-4o-mini", "messages": [{"role": "robot", "content": "beep"}]}
+    partial, none = tmp_path / "partial.jsonl", tmp_path / "none.jsonl"
+    partial.write_text(json.dumps(good) + "\n" + json.dumps(broken) + "\n", encoding="utf-8")
+    none.write_text(json.dumps(broken) + "\n" + json.dumps(broken) + "\n", encoding="utf-8")
+    assert inspector_app.main([str(partial), "--screenshot", str(tmp_path / "p.png")]) == 0
+    assert (tmp_path / "p.png").exists()
+    assert inspector_app.main([str(none), "--screenshot", str(tmp_path / "n.png")]) == 2
+    assert "unknown message role 'robot'" in capsys.readouterr().err

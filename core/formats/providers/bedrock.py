@@ -14,6 +14,7 @@ from ...contracts import ChatMessage
 from ..model import ImportedRequest, Recorded
 from ..normalise import (Context, Draft, Malformed, Parts, as_int, compact_json, finish, join_place, media,
                          output_messages, role_of, tool_call, tool_definition, updated)
+from .answers import readable_answer
 
 FORMAT = "bedrock-converse"
 KNOWN_KEYS = {"messages", "system", "toolConfig", "inferenceConfig", "additionalModelRequestFields",
@@ -224,11 +225,9 @@ def usage_figures(usage: Any) -> dict[str, int | None]:
 
 
 def read_response(recorded: Recorded, response: Any, place: str, ctx: Context) -> tuple[Recorded, list[ChatMessage]]:
-    if not isinstance(response, dict):
-        ctx.warn(place, "the recorded response is not a JSON object (a binary event stream?); its usage is not read")
-        return recorded, []
-    if "message" in response and "output" not in response:
-        ctx.warn(place, f"the provider answered with an error: {response.get('message')}")
+    error = str(response.get("message")) if isinstance(response, dict) and "message" in response \
+        and "output" not in response else None  # Bedrock's error body: {"message": ...}
+    if not readable_answer(response, place, ctx, error=error):
         return recorded, []
     out = response.get("output") if isinstance(response.get("output"), dict) else {}
     message = out.get("message") if isinstance(out.get("message"), dict) else None

@@ -16,6 +16,7 @@ from ...contracts import ChatMessage
 from ..model import ImportedRequest, Recorded
 from ..normalise import (Context, Draft, Malformed, Parts, as_int, compact_json, finish, join_place, media,
                          output_messages, result_text, tool_call, tool_definition, updated)
+from .answers import readable_answer
 
 FORMAT = "gemini-generate"
 KNOWN_KEYS = {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "safetySettings",
@@ -264,11 +265,7 @@ def usage_figures(usage: Any) -> dict[str, int | None]:
 
 
 def read_response(recorded: Recorded, response: Any, place: str, ctx: Context) -> tuple[Recorded, list[ChatMessage]]:
-    if not isinstance(response, dict):
-        ctx.warn(place, "the recorded response is not a JSON object; its usage is not read")
-        return recorded, []
-    if isinstance(response.get("error"), dict):
-        ctx.warn(place, f"the provider answered with an error: {response['error'].get('message', '')}")
+    if not readable_answer(response, place, ctx):
         return recorded, []
     candidates = response.get("candidates") if isinstance(response.get("candidates"), list) else []
     first = candidates[0] if candidates and isinstance(candidates[0], dict) else {}

@@ -16,6 +16,7 @@ from ...contracts import ChatMessage
 from ..model import ImportedRequest, Recorded
 from ..normalise import (Context, Draft, Malformed, as_int, compact_json, drafts_from, finish, join_place,
                          output_messages, read_parts, result_text, role_of, tool_call, tool_definitions, updated)
+from .answers import readable_answer
 
 FORMAT = "openai-responses"
 KNOWN_KEYS = {"model", "input", "instructions", "tools", "tool_choice", "previous_response_id", "reasoning",
@@ -223,11 +224,7 @@ def usage_figures(usage: Any) -> dict[str, int | None]:
 
 
 def read_response(recorded: Recorded, response: Any, place: str, ctx: Context) -> tuple[Recorded, list[ChatMessage]]:
-    if not isinstance(response, dict):
-        ctx.warn(place, "the recorded response is not a JSON object; its usage is not read")
-        return recorded, []
-    if isinstance(response.get("error"), dict):
-        ctx.warn(place, f"the provider answered with an error: {response['error'].get('message', '')}")
+    if not readable_answer(response, place, ctx):
         return recorded, []
     output: list[ChatMessage] = []
     items = response.get("output")

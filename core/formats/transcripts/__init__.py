@@ -40,3 +40,70 @@ def lines_of(parsed: Any) -> list[tuple[int | None, Any]]:
     if parsed.kind == "jsonl":
         return list(parsed.records)
     return [(1, parsed.single)]
+
+
+def message_of(draft: Any) -> Any:
+    from ...contracts import ChatMessage
+    return ChatMessage(role=draft.role, content=draft.content, tool_calls=draft.tool_calls,
+                       tool_call_id=draft.tool_call_id)
+
+
+def kind_of(message: Any) -> str:
+    """One letter for what decides a message's section: s(ystem), u(ser), x (exchange: a tool result or
+    an assistant message with tool calls), a(ssistant text)."""
+    role = message.role
+    if role in ("system", "user"):
+        return role[0]
+    return "x" if role == "tool" or message.tool_calls else "a"
+
+
+def sections_of(messages: list[Any], kinds: str | None = None) -> list[str]:
+    """``infer_sections`` (same result) from a string of ``kind_of`` letters (kept by the caller as the
+    conversation grows): transcript calls hold thousands of messages, most after the last user message."""
+    if kinds is None:
+        kinds = "".join(kind_of(m) for m in messages)
+    current = kinds.rfind("u")
+    head = {"s": "instructions", "u": "history", "x": "history", "a": "history"}
+    sections = [head[k] for k in kinds[:current]] if current > 0 else []
+    if current >= 0:
+        sections.append("current")
+    tail: list[str] = []
+    later_exchange = False
+    for k in reversed(kinds[current + 1:]):
+        if k == "s":
+            tail.append("instructions")
+        elif k == "x":
+            tail.append("tool_exchanges")
+            later_exchange = True
+        else:  # a user message cannot be here; an assistant text continues an exchange or is a prefill
+            tail.append("tool_exchanges" if later_exchange else "prefill")
+    sections += reversed(tail)
+    return sections
+
+
+class Shared:
+    """Messages built once per draft and shared by every call whose input holds them: a transcript of
+    n turns has about n*n/2 input messages in all, so each call's list holds references, not copies."""
+
+    def __init__(self) -> None:
+        self._built: dict[int, tuple[Any, Any]] = {}
+
+    def message(self, draft: Any) -> Any:
+        found = self._built.get(id(draft))
+        if found is None or found[0] is not draft:
+            found = self._built[id(draft)] = (draft, message_of(draft))
+        return found[1]
+
+    def request(self, label: str, drafts: list[Any], recorded: Any, warnings: list[Any],
+                placeholders: dict[str, int], output: list[Any], messages: list[Any] | None = None,
+                places: list[str] | None = None, kinds: str | None = None, tools: list[Any] | None = None) -> Any:
+        """An imported request from shared drafts (and their messages, when already built)."""
+        from ..normalise import Context, finish
+        ctx = Context()
+        ctx.warnings = list(warnings)
+        ctx.placeholders = dict(placeholders)
+        imported = finish(label, [], list(tools or []), recorded, ctx, output=output)  # the notes, placeholder tally included
+        imported.messages = messages if messages is not None else [self.message(d) for d in drafts]
+        imported.sections = sections_of(imported.messages, kinds)
+        imported.places = places if places is not None else [d.place for d in drafts]
+        return imported

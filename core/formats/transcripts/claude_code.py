@@ -13,55 +13,32 @@ from typing import Any
 from ...contracts import ChatMessage
 from ..anthropic import input_tokens
 from ..model import ImportedRequest, ImportNote, Recorded
-from ..normalise import Context, Draft, Malformed, Outcome, as_int, drafts_from, finish, read_parts, shown_names
-from . import CLAUDE_CODE
+from ..normalise import Context, Malformed, Outcome, as_int, shown_names
+from . import CLAUDE_CODE, Shared
+from .claude_chain import Chains, Line, assistant_draft
 
 RECONSTRUCTED = ("reconstructed from a Claude Code transcript: the input is the conversation before this turn in "
                  "its chain; the system prompt and tool definitions Claude Code sent are not recorded, so the "
                  "provider's input-token figure includes tokens this request lacks")
 
 
-class _Line:
-    __slots__ = ("number", "value", "uuid", "parent", "place")
-
-    def __init__(self, number: int | None, value: dict[str, Any]):
-        self.number = number
-        self.value = value
-        self.place = f"line {number}" if number is not None else "top level"
-        uuid, parent = value.get("uuid"), value.get("parentUuid")
-        self.uuid = uuid if isinstance(uuid, str) else None
-        self.parent = parent if isinstance(parent, str) else None
-
-    @property
-    def kind(self) -> str:
-        return str(self.value.get("type"))
-
-    @property
-    def message(self) -> dict[str, Any] | None:
-        message = self.value.get("message")
-        return message if isinstance(message, dict) and self.kind in ("user", "assistant") else None
-
-    def message_id(self) -> str:
-        message = self.message or {}
-        ident = message.get("id")
-        return ident if isinstance(ident, str) else f"uuid:{self.uuid or self.number}"
-
-    def synthetic(self) -> bool:
-        message = self.message or {}
-        return message.get("model") == "<synthetic>" or bool(self.value.get("isApiErrorMessage"))
-
-
 def import_claude_code(records: list[tuple[int | None, Any]]) -> Outcome:
     out = Outcome()
-    lines: list[_Line] = []
+    lines: list[Line] = []
     for number, value in records:
         if not isinstance(value, dict):
             raise Malformed(f"line {number}", f"a transcript line must be an object, found {type(value).__name__}")
-        line = _Line(number, value)
+        line = Line(number, value)
         if line.kind in ("user", "assistant") and not isinstance(value.get("message"), dict):
             raise Malformed(f"{line.place}.message", f"a {line.kind} line needs a message object")
         lines.append(line)
     by_uuid = {line.uuid: line for line in lines if line.uuid}
+    repeated = Counter(line.uuid for line in lines if line.uuid)
+    repeated = Counter({k: n for k, n in repeated.items() if n > 1})
+    if repeated:
+        out.warnings.append(ImportNote("", f"{sum(repeated.values())} lines share a uuid with another line ("
+                                           f"{shown_names(list(repeated), 3)}): a chain through one follows the "
+                                           "last line with that uuid"))
     other = Counter(line.kind for line in lines if line.message is None)
     if other:
         out.warnings.append(ImportNote("", "lines that are not messages were not read as conversation: " + ", ".join(
@@ -70,15 +47,16 @@ def import_claude_code(records: list[tuple[int | None, Any]]) -> Outcome:
         if line.kind == "summary" and isinstance(line.value.get("summary"), str):
             out.warnings.append(ImportNote(line.place, f"session summary {line.value['summary'][:60]!r} (a title "
                                                        "Claude Code shows; not sent to the model)"))
-    turns: list[list[_Line]] = []
+    turns: list[list[Line]] = []
     for line in lines:
         if line.kind != "assistant":
             continue
         parent = by_uuid.get(line.parent) if line.parent else None
-        if parent is not None and parent.kind == "assistant" and parent.message_id() == line.message_id() and turns \
-                and parent in turns[-1]:
+        if parent is not None and parent.kind == "assistant" and parent.message_id == line.message_id and turns \
+                and parent in turns[-1] and parent.synthetic() == line.synthetic():
             turns[-1].append(line)
-        elif turns and turns[-1][-1].message_id() == line.message_id() and line.parent == turns[-1][-1].uuid:
+        elif turns and turns[-1][-1].message_id == line.message_id and line.parent == turns[-1][-1].uuid \
+                and turns[-1][-1].synthetic() == line.synthetic():
             turns[-1].append(line)
         else:
             turns.append([line])
@@ -88,84 +66,25 @@ def import_claude_code(records: list[tuple[int | None, Any]]) -> Outcome:
                                            f"(an API error or refusal, model <synthetic>), not by a model call: "
                                            f"{shown_names(synthetic)}"))
     number = 0
+    chains, shared = Chains(by_uuid), Shared()
     for turn in turns:
         if turn[0].synthetic():
             continue
         number += 1
         try:
-            out.requests.append(_call(turn, by_uuid, number))
+            out.requests.append(_call(turn, chains, number, shared))
         except Malformed as exc:
             out.fail(exc, "assistant turn")
     return out
 
 
-def _chain(first: _Line, by_uuid: dict[str, _Line], ctx: Context) -> list[_Line]:
-    chain: list[_Line] = []
-    seen: set[str] = set()
-    parent = first.parent
-    while parent is not None:
-        line = by_uuid.get(parent)
-        if line is None:
-            ctx.warn(first.place, f"the chain reaches parentUuid {parent}, which is not in this file: the input "
-                                  "starts after it (earlier conversation missing)")
-            break
-        if parent in seen:
-            ctx.warn(line.place, "parentUuid links form a loop; the chain is cut here")
-            break
-        seen.add(parent)
-        chain.append(line)
-        parent = line.parent
-    chain.reverse()
-    return chain
-
-
-def _assistant_parts(lines: list[_Line], ctx: Context) -> Draft:
-    texts: list[str] = []
-    calls = []
-    for line in lines:
-        message = line.message or {}
-        parts = read_parts(message.get("content"), f"{line.place}.message.content", ctx)
-        texts += parts.texts
-        calls += parts.calls
-    return Draft("assistant", "\n".join(texts) if texts else None, lines[0].place, tool_calls=calls)
-
-
-def _call(turn: list[_Line], by_uuid: dict[str, _Line], number: int) -> ImportedRequest:
+def _call(turn: list[Line], chains: Chains, number: int, shared: Shared) -> ImportedRequest:
     ctx = Context()
     first, last = turn[0], turn[-1]
-    chain = _chain(first, by_uuid, ctx)
-    drafts: list[Draft] = []
-    skipped: Counter[str] = Counter()
-    i = 0
-    while i < len(chain):
-        line = chain[i]
-        message = line.message
-        if message is None:
-            subtype = line.value.get("subtype")
-            skipped[f"{line.kind}{'/' + subtype if isinstance(subtype, str) else ''}"] += 1
-            if subtype == "compact_boundary":
-                ctx.warn(line.place, "the conversation was compacted here: the input starts from the summary "
-                                     "Claude Code wrote in place of the earlier conversation")
-            i += 1
-            continue
-        if line.kind == "assistant":
-            group = [line]
-            while i + 1 < len(chain) and chain[i + 1].kind == "assistant" \
-                    and chain[i + 1].message_id() == line.message_id():
-                i += 1
-                group.append(chain[i])
-            if line.synthetic():
-                ctx.warn(line.place, "an assistant line Claude Code wrote itself (model <synthetic>) is not sent "
-                                     "to the model; left out")
-            else:
-                drafts.append(_assistant_parts(group, ctx))
-        else:
-            if line.value.get("isCompactSummary"):
-                ctx.warn(line.place, "the compaction summary stands in for the earlier conversation")
-            role = message.get("role") if message.get("role") in ("user", "assistant") else "user"
-            drafts += drafts_from(role, read_parts(message.get("content"), f"{line.place}.message.content", ctx),
-                                  line.place, ctx)
-        i += 1
+    state = chains.before(first)
+    if state.error is not None:
+        raise state.error
+    drafts, skipped = state.drafts, state.skipped
     if not drafts:
         raise Malformed(first.place, "this assistant turn has no conversation before it in the file (its "
                                      "parentUuid chain holds no message)")
@@ -192,11 +111,14 @@ def _call(turn: list[_Line], by_uuid: dict[str, _Line], number: int) -> Imported
                         else None,
                         started_at=stamp if isinstance(stamp, str) else None, entry_id=first.uuid,
                         parent_id=first.parent, session_id=session if isinstance(session, str) else None,
-                        reconstructed=True)
+                        reconstructed=True,
+                        # the main chain is one conversation through its compactions; a sidechain is its own
+                        conversation_id=session if isinstance(session, str) and not side else None)
     try:
-        answer = _assistant_parts(turn, Context())
+        answer = assistant_draft(turn, Context())
         output = [ChatMessage(role="assistant", content=answer.content, tool_calls=answer.tool_calls)]
     except Malformed as exc:
         ctx.warn(exc.place, f"the recorded answer is not read: {exc.problem}")
         output = []
-    return finish(label, drafts, [], recorded, ctx, output=output)
+    return shared.request(label, drafts, recorded, state.warnings + ctx.warnings, dict(state.placeholders), output,
+                          messages=state.messages, places=state.places, kinds="".join(state.kinds))

@@ -13,19 +13,36 @@ from collections import Counter
 from typing import Any
 
 from ..model import ImportedRequest, ImportNote, Recorded
-from ..normalise import Context, Draft, Malformed, Outcome, finish, output_messages, shown_names, updated
+from ..normalise import Context, Draft, Malformed, Outcome, output_messages, shown_names, tool_definitions, updated
 from ..providers.responses import ItemReader, is_assistant_item, usage_figures
-from . import CODEX
+from . import CODEX, Shared, kind_of, message_of
 
 RECONSTRUCTED = ("reconstructed from a Codex rollout: the input is the conversation before this turn; the tool "
-                 "definitions Codex sent are not recorded, so the provider's input-token figure includes tokens "
-                 "this request lacks")
+                 "definitions Codex sent are not recorded (nor its base instructions, unless session_meta holds "
+                 "base_instructions), so the provider's input-token figure includes tokens this request lacks")
+
+
+class _Built:
+    """The messages of the reader's drafts so far, built once (every later call shares them)."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+        self.places: list[str] = []
+        self.kinds: list[str] = []
+
+    def extend(self, drafts: list[Draft]) -> None:
+        new = [message_of(d) for d in drafts[len(self.messages):]]
+        self.messages += new
+        self.places += [d.place for d in drafts[len(self.places):]]
+        self.kinds += [kind_of(m) for m in new]
 
 
 class _Call:
     def __init__(self, drafts: list[Draft], ctx: Context, place: str, stamp: Any, model: str | None,
-                 session: str | None, notes: int):
+                 session: str | None, notes: int, built: _Built):
         self.drafts = list(drafts)
+        built.extend(drafts)
+        self.messages, self.places, self.kinds = list(built.messages), list(built.places), "".join(built.kinds)
         self.warnings = list(ctx.warnings[:notes])
         self.placeholders = dict(ctx.placeholders)
         self.place = place
@@ -33,6 +50,7 @@ class _Call:
         self.model = model
         self.session = session
         self.items: list[tuple[str, Any]] = []
+        self.tools: list = []  # the session's dynamic tools (session_meta.dynamic_tools), where it records them
         self.usage: dict[str, int | None] = {}
         self.broken: Malformed | None = None
 
@@ -45,10 +63,12 @@ class _Rollout:
         self.model: str | None = None
         self.session: str | None = None
         self.calls: list[_Call] = []
+        self.tools: list = []
         self.in_turn = False
         self.other: Counter[str] = Counter()
         self.notes: list[ImportNote] = []
         self.broken: Malformed | None = None  # an unreadable item: the calls after it cannot be rebuilt
+        self.built = _Built()
 
     def meta(self, payload: dict[str, Any], place: str) -> None:
         ident = payload.get("id")
@@ -56,13 +76,19 @@ class _Rollout:
             self.notes.append(ImportNote(place, f"another session_meta ({ident}): a resumed, forked or sub-agent "
                                                 "session; its items continue the same conversation here"))
         self.session = ident if isinstance(ident, str) else self.session
-        instructions = payload.get("instructions")
+        user_instructions = payload.get("instructions")
+        if isinstance(user_instructions, str) and user_instructions:
+            self.notes.append(ImportNote(f"{place}.instructions", f"user instructions ({len(user_instructions)} "
+                                         "chars, AGENTS.md and the like): Codex sends them inside the conversation, "
+                                         "as a user message; not added again as a system message"))
         base = payload.get("base_instructions")
-        if isinstance(base, dict) and isinstance(base.get("text"), str):
-            instructions = base["text"]
-        if isinstance(instructions, str) and self.system is None:
-            self.system = Draft("system", instructions, f"{place}.instructions")
+        if isinstance(base, dict) and isinstance(base.get("text"), str) and self.system is None:
+            self.system = Draft("system", base["text"], f"{place}.base_instructions.text")
             self.reader.drafts.insert(0, self.system)
+            self.built = _Built()
+        dynamic = payload.get("dynamic_tools")
+        if isinstance(dynamic, dict) and dynamic.get("tools") is not None and not self.tools:
+            self.tools = tool_definitions(dynamic["tools"], f"{place}.dynamic_tools.tools", self.ctx)
 
     def item(self, item: Any, place: str, stamp: Any) -> None:
         if not isinstance(item, dict):
@@ -75,8 +101,9 @@ class _Rollout:
             if not self.in_turn:
                 self.reader.close()
                 self.calls.append(_Call(self.reader.drafts, self.ctx, place, stamp, self.model, self.session,
-                                        len(self.ctx.warnings)))
+                                        len(self.ctx.warnings), self.built))
                 self.calls[-1].broken = self.broken
+                self.calls[-1].tools = list(self.tools)
                 self.in_turn = True
             self.calls[-1].items.append((place, item))
         else:
@@ -93,6 +120,7 @@ class _Rollout:
         history = payload.get("replacement_history")
         self.ctx.warn(place, "the conversation was compacted here: later turns start from the replacement history")
         self.reader = ItemReader(self.ctx)
+        self.built = _Built()
         self.broken = None
         if self.system is not None:
             self.reader.drafts.append(self.system)
@@ -149,31 +177,30 @@ def import_codex(records: list[tuple[int | None, Any]]) -> Outcome:
     if rollout.other:
         out.warnings.append(ImportNote("", "lines not read as conversation (UI events, settings, snapshots): "
                                            + shown_names([f"{n} {k}" for k, n in rollout.other.most_common()], 8)))
+    shared = Shared()
     for number, call in enumerate(rollout.calls, start=1):
         try:
-            out.requests.append(_request(call, number))
+            out.requests.append(_request(call, number, shared))
         except Malformed as exc:
             out.fail(exc, "model turn")
     return out
 
 
-def _request(call: _Call, number: int) -> ImportedRequest:
+def _request(call: _Call, number: int, shared: Shared) -> ImportedRequest:
     if call.broken is not None:
         raise call.broken
     if not any(d.role != "system" for d in call.drafts):
         raise Malformed(call.place, "this model turn has no conversation before it in the file")
-    ctx = Context()
-    ctx.warnings = list(call.warnings)
-    ctx.placeholders = dict(call.placeholders)
-    ctx.warn(call.place, RECONSTRUCTED)
+    warnings = call.warnings + [ImportNote(call.place, RECONSTRUCTED)]
     reader = ItemReader(Context())
     for place, item in call.items:
         try:
             reader.add(item, place)
         except Malformed as exc:
-            ctx.warn(exc.place, f"the recorded answer is not fully read: {exc.problem}")
+            warnings.append(ImportNote(exc.place, f"the recorded answer is not fully read: {exc.problem}"))
     label = f"turn {number} ({call.place.split('.')[0]})"
     recorded = Recorded(format=CODEX, model=call.model, provider="openai", name=label, source_place=call.place,
                         started_at=call.stamp, session_id=call.session, reconstructed=True)
     recorded = updated(recorded, **call.usage)
-    return finish(label, call.drafts, [], recorded, ctx, output=output_messages(reader.drafts))
+    return shared.request(label, call.drafts, recorded, warnings, call.placeholders, output_messages(reader.drafts),
+                          messages=call.messages, places=call.places, kinds=call.kinds, tools=call.tools)

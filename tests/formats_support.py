@@ -1,15 +1,36 @@
-"""Mutation fuzzing shared by the format tests: one node of a decoded file replaced, removed or
-emptied; the importer must either read the result or refuse it with our own error."""
+"""Shared by the tests of the formats added for issue 12: short views of an imported request, the real
+files of ../shared/realworld2 (skipped when absent), and mutation fuzzing: one node of a decoded file
+replaced, removed or emptied; the importer must either read the result or refuse it with our own error."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 
 from core import InputFileError
 from core.formats.importing import import_parsed
 from core.formats.source import Parsed
+
+REALWORLD2 = Path(__file__).resolve().parents[2] / "shared" / "realworld2"
+
+
+def roles(request) -> str:
+    """A request's roles, one letter each: ``suat`` is system, user, assistant, tool."""
+    return "".join(m.role[0] for m in request.messages)
+
+
+def notes(request) -> str:
+    return "\n".join(str(w) for w in request.warnings)
+
+
+def real(relative: str) -> Path:
+    path = REALWORLD2 / relative
+    if not path.is_file():
+        pytest.skip(f"the shared real-world files are absent ({path} not found)")
+    return path
 
 REPLACEMENTS = [None, True, 0, -1, 1.5, "", "x", "{\"a\": 1", [], {}, [None], {"type": None}, [[]], {"text": 3}]
 
