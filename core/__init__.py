@@ -121,3 +121,7 @@ __all__ += [
     "AUTO", "AutoCounter", "CounterEntry", "ModelInfo", "OpenAICounter", "auto_counter_spec", "available_counters",
     "lookup_model", "parse_template_kwargs", "NOT_RENDERED", "mark_not_rendered",
 ]
+# The token view (issue 16): a text as the counter's tokens, ids and boundaries.
+from .tokenview import TokenPiece, token_view  # noqa: E402
+
+__all__ += ["TokenPiece", "token_view"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 import core
 
@@ -30,7 +30,7 @@ from .document.imported import model_key
 from .files.recent import RecentMenu
 from .files.saving import Saver
 from .files.settings import Settings, restore_window, save_window
-from .help import about_box, about_text
+from .help import HelpSheet, about_box, about_text
 from .menus import build_actions, build_menus
 from .panes.budgetbar import BudgetBar
 from .panes.detail import DetailTabs
@@ -62,6 +62,7 @@ class MainWindow(QMainWindow):
         self._selection: tuple[str | None, str | None] = (None, None)
         self.messages: list[tuple[str, str]] = []
         self._about: QMessageBox | None = None
+        self._help: HelpSheet | None = None
         self.replay = ReplayController(self.counter_cache.lock, self)
 
         self._build_panes()
@@ -225,6 +226,20 @@ class MainWindow(QMainWindow):
 
     def about_text(self) -> str:
         return about_text(self.counter, self.counters.spec)
+
+    def show_help(self) -> HelpSheet:
+        if self._help is None:
+            self._help = HelpSheet(self)
+        self._help.show_for(self.actions())
+        return self._help
+
+    def find(self) -> None:
+        """Ctrl+F: find in the rendered request or the JSON when one has the focus; else filter the requests."""
+        focus = QApplication.focusWidget()
+        if focus is not None and self.detail.isAncestorOf(focus) and self.detail.find_bar() is not None:
+            self.detail.open_find()
+        else:
+            self.requests.focus_filter()
 
     def show_about(self) -> None:
         if self._about is None:
@@ -421,8 +436,6 @@ class MainWindow(QMainWindow):
 
     def wait_until_idle(self, timeout_s: float = 120.0) -> bool:
         """Process events until loading is done (for --screenshot, where there is no person waiting)."""
-        from PySide6.QtWidgets import QApplication
-
         deadline = time.monotonic() + timeout_s
         while not self.is_idle():
             if time.monotonic() > deadline:

@@ -39,12 +39,15 @@ def build_actions(w: MainWindow) -> None:
                                     f"Count with {core.DEFAULT_COUNTER}")
     w.act_cancel = _action(w, "Cancel &Loading", "Esc", w.cancel_loading, "Stop reading files")
     w.act_quit = _action(w, "&Quit", "Ctrl+Q", w.close, "Quit")
-    w.act_filter = _action(w, "&Find Request", "Ctrl+F", w.requests.focus_filter, "Focus the filter box")
+    w.act_filter = _action(w, "&Find Request", "Ctrl+F", w.find,
+                           "Filter the requests; in the rendered request or the JSON: find text there")
+    w.act_find_detail = _action(w, "Find in Request or &JSON", "Ctrl+Shift+F", w.detail.open_find,
+                                "Find text in the rendered request (or the JSON, when its tab is shown)")
     w.act_next = _action(w, "&Next Request", "Ctrl+Down", lambda: w.step_request(1), "Select the next request")
     w.act_prev = _action(w, "&Previous Request", "Ctrl+Up", lambda: w.step_request(-1), "Select the previous request")
     w.act_tabs = [_action(w, f"Show {name} Tab", f"Alt+{n + 1}",
                           lambda _=False, n=n: w.detail.setCurrentIndex(n), f"Show the {name} tab")
-                  for n, name in enumerate(("Item", "Request", "Audit", "JSON"))]
+                  for n, name in enumerate(w.detail.NAMES)]
     w.act_log = w.log_dock.toggleViewAction()
     w.act_log.setText("&Log")
     w.act_log.setShortcut(QKeySequence("Ctrl+L"))
@@ -86,7 +89,9 @@ def build_actions(w: MainWindow) -> None:
                                   "Set the context limit of the selected imported request's model "
                                   "(remembered for that model)")
     w.import_bar.set_reassemble_tip(f"{w.act_reassemble.statusTip()} ({w.act_reassemble.shortcut().toString()})")
-    w.act_about = _action(w, "&About Context Inspector", "F1", w.show_about, "Versions and credits")
+    w.act_help = _action(w, "&Shortcuts and Legend", "F1", w.show_help,
+                         "Every shortcut, and what each tint of the rendered request marks")
+    w.act_about = _action(w, "&About Context Inspector", "Ctrl+F1", w.show_about, "Versions and credits")
     for action in (w.act_export, w.act_reassemble, w.act_context_limit, w.act_cancel, w.act_save, w.act_close):
         action.setEnabled(False)
 
@@ -102,12 +107,12 @@ def build_menus(w: MainWindow) -> None:
     w.count_with_menu.aboutToShow.connect(lambda: fill_counter_menu(w))
     fill_counter_menu(w)
     _fill(file_menu, w.act_default_counter, w.act_cancel, None, w.act_quit)
-    _fill(bar.addMenu("&Go"), w.act_filter, w.act_next, w.act_prev)
+    _fill(bar.addMenu("&Go"), w.act_filter, w.act_find_detail, w.act_next, w.act_prev)
     _fill(bar.addMenu("&Request"), w.act_reassemble, w.act_context_limit, None, w.act_run_experiment)
     _fill(bar.addMenu("&View"), *w.act_tabs, None, w.act_replay, w.act_reset_replay, w.act_only_changes, None,
           w.act_session, w.act_experiments, None,
           w.act_log)
-    _fill(bar.addMenu("&Help"), w.act_demo, w.act_about)
+    _fill(bar.addMenu("&Help"), w.act_help, w.act_demo, w.act_about)
 
 
 def fill_counter_menu(w: MainWindow) -> None:

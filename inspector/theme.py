@@ -25,6 +25,12 @@ RESERVE_COLOURS = core.RESERVE_COLOURS
 RESERVE_TITLES = core.RESERVE_TITLES
 _SECTION_PALETTE = core.SectionPalette()  # one for the app: a plan's section keeps its colour in every pane
 
+# The rendered request's tints (Request tab), and its legend (Help ▸ Shortcuts and Legend).
+REGION_TINT = 0.30  # each section's region: its colour, lightened
+CONTROL_TINT = ("#808080", 0.55)  # a control token the tokenizer reads as one: grey, bold
+ESCAPED_TINT = ("#FFB000", 0.70)  # an escaped evidence boundary: amber, bold, underlined
+ESCAPED_UNDERLINE = "#B26A00"
+
 
 @dataclass(frozen=True)
 class DecisionStyle:

@@ -111,6 +111,14 @@ class TokenCounter(ABC):
     def text_token_count(self, text: str) -> int:
         """Tokens of ``text`` on its own, no control tokens added (the tokenizer's plain encoding)."""
 
+    def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
+        """The tokens ``text_token_count`` counts, in order, as (token id, start, end) character spans of
+        ``text`` (a token inside one multi-byte character spans it, as the one before or after does).
+        ``core.token_view`` shows them."""
+        from ..errors import CapabilityError
+
+        raise CapabilityError(f"{self.name} cannot list the tokens of a text")
+
     def text_count(self, text: str) -> int:
         """``text_token_count`` cached by content: an item's text is tokenised once per counter."""
         hit = self._text_cache.get(text)
@@ -135,6 +143,22 @@ class TokenCounter(ABC):
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
         return value
+
+
+def byte_pieces_as_spans(text: str, pieces: list[tuple[int, bytes]]) -> list[tuple[int, int, int]]:
+    """(id, UTF-8 bytes) tokens of ``text`` as (id, start, end) character spans. A token that begins or
+    ends inside a character is widened to the whole character."""
+    starts: list[int] = []  # the character each byte belongs to
+    for index, char in enumerate(text):
+        starts.extend([index] * len(char.encode("utf-8")))
+    spans, offset = [], 0
+    for token_id, piece in pieces:
+        end_byte = offset + len(piece)
+        start = starts[offset] if offset < len(starts) else len(text)
+        end = starts[end_byte - 1] + 1 if 0 < end_byte <= len(starts) else start
+        spans.append((token_id, start, end))
+        offset = end_byte
+    return spans
 
 
 def literal_spans(text: str, literals: Sequence[str]) -> list[tuple[str, int, int]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
-from ..errors import CounterError, ManifestMismatch, TemplateRefused
+from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
 from . import template_limits
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
 
@@ -215,6 +215,12 @@ class HFCounter(TokenCounter):
             if type(exc).__name__ != "PanicException":
                 raise
             raise CounterError(f"{self.name}: the tokenizer failed on this text ({str(exc)[:200]})") from None
+
+    def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
+        if not getattr(self._tokenizer, "is_fast", False):
+            raise CapabilityError(f"{self.name}: a slow (Python) tokenizer gives no character offsets")
+        encoded = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [(int(i), int(a), int(b)) for i, (a, b) in zip(encoded["input_ids"], encoded["offset_mapping"])]
 
     def control_token_strings(self) -> list[str]:
         return list(self._specials)

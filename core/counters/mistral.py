@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CounterError, TemplateRefused
-from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
+from .base import CounterIdentity, TokenCounter, byte_pieces_as_spans, literal_spans, sha256_file, sha256_text
 
 _MISTRAL_ID = re.compile(r"^[A-Za-z0-9]{9}$")
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -184,6 +184,11 @@ class MistralCounter(TokenCounter):
         if model is not None and hasattr(model, "encode"):
             return len(model.encode(text))
         return len(raw.encode(text, bos=False, eos=False))
+
+    def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
+        raw = self._tokenizer.instruct_tokenizer.tokenizer
+        ids = raw.encode(text, bos=False, eos=False)
+        return byte_pieces_as_spans(text, [(i, raw.id_to_byte_piece(i)) for i in ids])
 
     def control_token_strings(self) -> list[str]:
         return list(self._specials)

@@ -24,7 +24,7 @@ from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CounterError
-from .base import CounterIdentity, TokenCounter
+from .base import CounterIdentity, TokenCounter, byte_pieces_as_spans
 from .openai_tools import render_namespace
 from .tiktoken_cache import encoding_file, load_encoding
 
@@ -130,6 +130,10 @@ class OpenAICounter(TokenCounter):
 
     def text_token_count(self, text: str) -> int:
         return len(self._enc.encode_ordinary(text))
+
+    def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
+        ids = self._enc.encode_ordinary(text)
+        return byte_pieces_as_spans(text, [(i, self._enc.decode_single_token_bytes(i)) for i in ids])
 
     def control_token_strings(self) -> list[str]:
         return sorted((m for m in MARKERS if m != TOOLS_HEADER), key=lambda s: (-len(s), s))

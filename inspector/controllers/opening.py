@@ -32,6 +32,8 @@ class Opener(QObject):
         self._loading: dict[str, int] = {}  # path -> generation of the job whose rows it takes
         self._job_started = 0.0
         self._read_threads: list[ReadRowThread] = []
+        self._select_first: set[str] = set()  # a file the person opened: its first row is selected on arrival
+        self._to_remember: set[str] = set()  # opened by the person: put in Recent once it has been read
 
     def is_busy(self) -> bool:
         return self.thread is not None or bool(self._jobs) or bool(self._read_threads)
@@ -46,22 +48,21 @@ class Opener(QObject):
             self.open_files(paths)
 
     def open_demo(self) -> None:
-        self._queue([str(demo_request_path())], demo=True)
+        self._queue([str(demo_request_path())], demo=True, select=True)
 
     def open_files(self, paths: list[str]) -> None:
-        w = self.window
         resolved = [str(Path(p).expanduser().resolve()) for p in paths]
+        w = self.window
         sweeps = [p for p in resolved if core.is_sweep_file(p)]  # a SWEEP.json, told by content
         for path in sweeps:
             w.sweeps.open_sweep(path)
         resolved = [p for p in resolved if p not in sweeps]
-        for path in resolved:
-            if w.persist and Path(path).is_file():
-                w.settings.add_recent(path)
-        w.recent.rebuild()
-        self._queue(resolved, demo=False)
+        self._to_remember.update(resolved)
+        self._queue(resolved, demo=False, select=True)
 
-    def _queue(self, paths: list[str], *, demo: bool) -> None:
+    def _queue(self, paths: list[str], *, demo: bool, select: bool = False) -> None:
+        if select and paths:
+            self._select_first.add(paths[0])
         for path in paths:
             self.open_paths[path] = demo  # an open file opened again is read again when its job starts
         self._jobs.append(LoadJob(paths=list(paths), counter_spec=self.window.counters.spec, demo=demo))
@@ -111,7 +112,11 @@ class Opener(QObject):
             return
         w.request_model.append_rows(rows)
         w.imports.rows_arrived(rows)
-        if w.current_row is None:
+        first = next((r for r in rows if r.source in self._select_first), None)
+        if first is not None:  # a file the person just opened: its first row, scrolled to
+            self._select_first.discard(first.source)
+            w.select_row(first)
+        elif w.current_row is None:
             w.requests.select_first()
 
     def _on_rows_read(self, _generation: int, pairs: list[tuple[Row, Row]]) -> None:
@@ -162,17 +167,44 @@ class Opener(QObject):
         w = self.window
         self.thread = None
         seconds = time.monotonic() - self._job_started
+        opened, failed = self._outcome(thread.job.paths, judge=not thread.cancelled)
+        self._select_first.difference_update(thread.job.paths)
         if thread.cancelled:
             unread = f", {thread.unread} not read yet (select one to read it)" if thread.unread else ""
             w.report("warning", f"Loading cancelled; {w.request_model.rowCount()} rows kept{unread}")
-        else:
-            w.report("info", f"Loaded {', '.join(Path(p).name for p in thread.job.paths)} in {seconds:.1f} s")
+        elif opened:
+            w.report("info", f"Loaded {', '.join(Path(p).name for p in opened)} in {seconds:.1f} s")
+        if failed:
+            w.report("info", f"Not opened: {', '.join(Path(p).name for p in failed)} (nothing in it could be read)")
+        self._remember(opened)
         thread.deleteLater()
         w.hide_busy_if_idle()
         w.update_status()
         if w.current_row is not None and w.current_row.pending:
             self.read_now(w.current_row)  # selected after the thread stopped taking requests
         self.start_next_job()
+
+    def _outcome(self, paths: list[str], *, judge: bool) -> tuple[list[str], list[str]]:
+        """The job's files that gave a readable row, and (``judge``: the job was not cancelled) those that
+        gave none; a failed file with no row listed is closed again."""
+        readable = {r.source for r in self.window.request_model.rows() if r.kind != "invalid"}
+        opened = [p for p in paths if p in readable]
+        failed = [p for p in paths if judge and p not in readable and p in self.open_paths]
+        for path in failed:
+            if not any(r.source == path for r in self.window.request_model.rows()):
+                self.open_paths.pop(path, None)  # nothing of it is listed: it is not open
+        if failed:
+            self.window.update_title()
+        return opened, failed
+
+    def _remember(self, opened: list[str]) -> None:
+        w = self.window
+        new = [p for p in opened if p in self._to_remember]
+        self._to_remember.difference_update(opened)
+        if w.persist and new:
+            for path in new:
+                w.settings.add_recent(path)
+            w.recent.rebuild()
 
     def cancel(self) -> None:
         self._jobs.clear()

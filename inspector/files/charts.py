@@ -13,9 +13,11 @@ import pyqtgraph.exporters  # noqa: F401 - registers the exporters
 from PySide6.QtCore import QDir, QRectF, QSettings, QStandardPaths
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 FORMATS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)"}
+from .destination import confirm_replace  # the one replace prompt of every save
+
 FOLDER_KEY = "files/chart_folder"
 PNG_WIDTH = 1600  # pixels: sharp on a slide
 
@@ -78,13 +80,6 @@ def file_stem(text: str) -> str:
     return re.sub(r'[\\/:*?"<>|\s]+', "_", text).strip("._")[:120] or "chart"
 
 
-def confirm_replace(parent: QWidget | None, path: Path) -> bool:
-    answer = QMessageBox.question(parent, "Replace file?", f"{path.name} already exists in {path.parent}. Replace it?",
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                  QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes
-
-
 def ask_chart_path(parent: QWidget | None, settings: QSettings, name: str, fmt: str) -> Path | None:
     """A path the person chose (None: cancelled or declined to replace). The dialog's own overwrite
     prompt is off so that the one prompt here is the same everywhere (and testable)."""
@@ -96,7 +91,7 @@ def ask_chart_path(parent: QWidget | None, settings: QSettings, name: str, fmt: 
     path = Path(chosen)
     if path.suffix.lower() != f".{fmt}":
         path = path.with_name(path.name + f".{fmt}")
-    if path.exists() and not confirm_replace(parent, path):
+    if not confirm_replace(parent, path):  # asks only when the file exists
         return None
     settings.setValue(FOLDER_KEY, str(path.parent))
     return path

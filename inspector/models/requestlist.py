@@ -24,6 +24,7 @@ class RequestListModel(QAbstractTableModel):
             "Items sent (required, pinned, kept, summarised)", "Items dropped",
             "Audit errors and warnings", "File and line")
     C_LABEL, C_STRATEGY, C_FORMAT, C_COUNTER, C_TOKENS, C_DRIFT, C_KEPT, C_DROPPED, C_AUDIT, C_FILE = range(10)
+    TEXT_COLUMNS = frozenset({C_LABEL, C_STRATEGY, C_FORMAT, C_COUNTER, C_FILE})  # elided before a figure is
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

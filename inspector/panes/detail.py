@@ -14,10 +14,12 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QPlainTex
 import core
 
 from .. import theme
-from ..document import ItemContent, Row, item_content, receipt_fields, section_summary
+from ..document import ItemContent, Row, find_entry, item_content, receipt_fields, section_summary
 from ..models import FindingsModel
 from ..document.imported import imported_fields, imported_notes
+from .findbar import FindBar
 from .requestview import RequestView
+from .tokenview import TokenView, item_text
 
 
 def _badge(decision: str) -> str:
@@ -109,6 +111,7 @@ class AuditPane(QWidget):
         self.model = FindingsModel(self)
         self.summary = QLabel(self)
         self.summary.setAccessibleName("Audit summary")
+        self.summary.setWordWrap(True)  # a rejection's summary is long; it wraps instead of widening the window
         self.table = QTableView(self)
         self.table.setModel(self.model)
         self.table.setAccessibleName("Audit findings")
@@ -145,7 +148,8 @@ class AuditPane(QWidget):
 
 
 class DetailTabs(QTabWidget):
-    ITEM, REQUEST, AUDIT, JSON = range(4)
+    ITEM, REQUEST, AUDIT, JSON, TOKENS = range(5)
+    NAMES = ("Item", "Request", "Audit", "JSON", "Tokens")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -159,10 +163,20 @@ class DetailTabs(QTabWidget):
         self.json.setReadOnly(True)
         self.json.setAccessibleName("Raw result JSON")
         self.json.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.json_find = FindBar(self.json, "the JSON", self)
+        json_page = QWidget(self)
+        json_layout = QVBoxLayout(json_page)
+        json_layout.setContentsMargins(0, 0, 0, 0)
+        json_layout.addWidget(self.json)
+        json_layout.addWidget(self.json_find)
+        self.tokens = TokenView(self)
         self.addTab(self.item, "&Item")
         self.addTab(self.request, "&Request")
         self.addTab(self.audit, "&Audit")
-        self.addTab(self.json, "&JSON")
+        self.addTab(json_page, "&JSON")
+        self.addTab(self.tokens, "&Tokens")
+        self._counter: core.TokenCounter | None = None
+        self._lock: threading.RLock | None = None
         self._row: Row | None = None
         self._counter_name: str | None = None
         self._shown: tuple[str | None, str | None] = (None, None)
@@ -171,6 +185,7 @@ class DetailTabs(QTabWidget):
     def show_row(self, row: Row | None, counter: core.TokenCounter | None, lock: threading.RLock | None) -> None:
         self._row = row
         self._counter_name = counter.name if counter is not None else None
+        self._counter, self._lock = counter, lock
         self._shown = (None, None)
         self.request.show_row(row, counter, lock)
         self.audit.set_findings(row.findings if row is not None else [], row)
@@ -220,3 +235,23 @@ class DetailTabs(QTabWidget):
             section = None
         self._content = content
         self.item.setHtml(content_html(content, section))
+        self._show_tokens(row, content if item_id is not None else None)
+
+    def _show_tokens(self, row: Row, content: ItemContent | None) -> None:
+        section, item_id = self._shown
+        entry = find_entry(row.result, section, item_id) if row.result is not None and section and item_id else None
+        self.tokens.show_text(item_text(content), self._counter, self._lock, content.title if content else None,
+                              entry.tokens if entry is not None else None)
+
+    def find_bar(self) -> FindBar | None:
+        """The find bar of the tab shown (the rendered request or the JSON), if it has one."""
+        return {self.REQUEST: self.request.find_bar, self.JSON: self.json_find}.get(self.currentIndex())
+
+    def open_find(self) -> FindBar:
+        """Find in the rendered request or the JSON (the Request tab when another tab is shown)."""
+        if self.find_bar() is None:
+            self.setCurrentIndex(self.REQUEST)
+        bar = self.find_bar()
+        assert bar is not None
+        bar.open_bar()
+        return bar

@@ -29,13 +29,16 @@ class ImportedRequestBar(QFrame):
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.summary.setAccessibleName("Imported from")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setWordWrap(True)  # a long trace or span id wraps; the window never grows for it
         self.drift = QLabel(self)
         self.drift.setTextFormat(Qt.TextFormat.PlainText)
         self.drift.setAccessibleName("Count drift")
+        self.drift.setWordWrap(True)
         font = self.drift.font()
         font.setBold(True)
         self.drift.setFont(font)
         self.limit_label = QLabel(self)
+        self.limit_label.setWordWrap(True)  # "Context limit for <a long model name>:"
         self.limit = QSpinBox(self)
         self.limit.setRange(0, MAX_LIMIT)
         self.limit.setSpecialValueText("assumed by core")  # 0: no limit set, core's rounded-up size is used

@@ -5,14 +5,47 @@ It reports the row the person picked (``rowPicked``) and shows the row the windo
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QHBoxLayout, QLabel, QLineEdit, QTableView, QVBoxLayout, \
-    QWidget
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView, \
+    QVBoxLayout, QWidget
 
 from ..document import Row
 from ..models import RequestFilterProxy, RequestListModel
 
 SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+MIN_COLUMN = 48  # no column is squeezed below this when the widest ones give up width
+SIZED_ROWS = 300  # rows a column's content width is measured over (a large JSONL stays fast)
+
+
+def fitted_widths(wanted: list[int], available: int, minimum: int = MIN_COLUMN) -> list[int]:
+    """Each column at its wanted width when they all fit; otherwise the widest give up width first
+    (one common cap, never below ``minimum``), so the narrow ones are never elided."""
+    if sum(wanted) <= available or not wanted:
+        return list(wanted)
+    low, high = minimum, max(wanted)
+    while low < high:  # the largest cap that fits
+        cap = (low + high + 1) // 2
+        if sum(min(w, cap) for w in wanted) <= available:
+            low = cap
+        else:
+            high = cap - 1
+    return [min(w, max(low, minimum)) for w in wanted]
+
+
+def column_widths(content: list[int], headers: list[int], flexible: list[bool], available: int) -> list[int]:
+    """Widths for the requests list: every column at its content (and header) width when there is room;
+    else the text columns (``flexible``) give way first, down to ``MIN_COLUMN``; then the figures' headers
+    elide (the figures themselves stay whole); only then does every column give way."""
+    whole = [max(c, h) for c, h in zip(content, headers)]
+    if sum(whole) <= available:
+        return whole
+    for fixed in (whole, content):  # figures with their headers whole, then with the headers elided
+        rigid = sum(f for f, flex in zip(fixed, flexible) if not flex)
+        flex_wanted = [w for w, flex in zip(whole, flexible) if flex]
+        if rigid + MIN_COLUMN * len(flex_wanted) <= available:
+            flex_widths = iter(fitted_widths(flex_wanted, available - rigid))
+            return [next(flex_widths) if flex else f for f, flex in zip(fixed, flexible)]
+    return fitted_widths(content, available)
 
 
 class RequestListPane(QWidget):
@@ -42,13 +75,27 @@ class RequestListPane(QWidget):
         self.view.verticalHeader().hide()
         self.view.setWordWrap(False)
         self.view.horizontalHeader().setStretchLastSection(True)
-        for col, width in ((0, 118), (1, 84), (2, 84), (3, 80), (4, 50), (5, 40), (6, 62), (7, 96)):
-            self.view.setColumnWidth(col, width)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setResizeContentsPrecision(SIZED_ROWS)
+        self.shown_label = QLabel(self)
+        self.shown_label.setAccessibleName("Requests shown")
+        self._fit_timer = QTimer(self)
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_columns)
+        self._sized = False  # the person has not resized a column yet
+        header.sectionResized.connect(self._section_resized)
+        self._fitting = False
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("<b>Requests</b>", self))
-        layout.addWidget(self.filter_edit)
+        filter_row = QHBoxLayout()
+        filter_row.addWidget(self.filter_edit, 1)
+        filter_row.addWidget(self.shown_label)
+        layout.addLayout(filter_row)
         toggles = QHBoxLayout()
         toggles.addWidget(self.has_drops)
         toggles.addWidget(self.audit_errors)
@@ -60,6 +107,48 @@ class RequestListPane(QWidget):
         self.has_drops.toggled.connect(self.proxy.set_has_drops)
         self.audit_errors.toggled.connect(self.proxy.set_audit_errors)
         self.view.selectionModel().currentRowChanged.connect(self._current_changed)
+        for signal in (self.proxy.rowsInserted, self.proxy.rowsRemoved, self.proxy.modelReset,
+                       self.proxy.layoutChanged):
+            signal.connect(self._rows_changed)
+        self.model.dataChanged.connect(lambda *_: self._fit_timer.start())
+        self.view.viewport().installEventFilter(self)
+        self._rows_changed()
+
+    # ---- "N of M shown" and columns sized to their content
+
+    def _rows_changed(self, *_args) -> None:
+        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        self.shown_label.setText(f"{shown} of {total} shown")
+        self._fit_timer.start()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_timer.start()
+        return super().eventFilter(watched, event)
+
+    def _section_resized(self, column: int, _old: int, _new: int) -> None:
+        # a width the person dragged stays theirs (the stretched last column and our own fitting do not count)
+        if not self._fitting and column != self.model.columnCount() - 1 and QApplication.mouseButtons() \
+                != Qt.MouseButton.NoButton:
+            self._sized = True
+
+    def fit_columns(self) -> None:
+        """Every column as wide as its content (header included) when there is room; else the widest
+        give up width and their text is elided."""
+        if self._sized or self.model.rowCount() == 0:
+            return
+        header = self.view.horizontalHeader()
+        columns = [c for c in range(self.model.columnCount()) if not self.view.isColumnHidden(c)]
+        content = [self.view.sizeHintForColumn(c) + 4 for c in columns]
+        headers = [header.sectionSizeHint(c) + 4 for c in columns]
+        flexible = [c in RequestListModel.TEXT_COLUMNS for c in columns]
+        widths = column_widths(content, headers, flexible, self.view.viewport().width())
+        self._fitting = True
+        try:
+            for column, width in zip(columns, widths):
+                header.resizeSection(column, width)
+        finally:
+            self._fitting = False
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._syncing:
@@ -101,7 +190,9 @@ class RequestListPane(QWidget):
             else:
                 number = self.proxy_row_of(row)
                 if number >= 0:
-                    self.view.selectionModel().setCurrentIndex(self.proxy.index(number, 0), SELECT_ROW)
+                    index = self.proxy.index(number, 0)
+                    self.view.selectionModel().setCurrentIndex(index, SELECT_ROW)
+                    self.view.scrollTo(index)
         finally:
             self._syncing = False
 

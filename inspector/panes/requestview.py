@@ -19,6 +19,7 @@ import core
 
 from .. import theme
 from ..document import Row
+from .findbar import FindBar
 
 log = logging.getLogger("inspector")
 
@@ -72,8 +73,10 @@ class RequestView(QWidget):
         self.editor.viewport().installEventFilter(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.find_bar = FindBar(self.editor, "the rendered request", self)
         layout.addWidget(self.header)
         layout.addWidget(self.editor)
+        layout.addWidget(self.find_bar)
         self.view: core.RenderedView | None = None
         self._map = _Utf16("")
         self._row: Row | None = None
@@ -144,18 +147,18 @@ class RequestView(QWidget):
         cursor.beginEditBlock()
         for region in view.regions:
             fmt = QTextCharFormat()
-            fmt.setBackground(theme.tint(theme.section_colour(region.section), pal, 0.30))
+            fmt.setBackground(theme.tint(theme.section_colour(region.section), pal, theme.REGION_TINT))
             self._format_span(region.start, region.end, fmt)
         control = QTextCharFormat()
         control.setFontWeight(700)
-        control.setBackground(theme.tint(QColor("#808080"), pal, 0.55))
+        control.setBackground(theme.tint(QColor(theme.CONTROL_TINT[0]), pal, theme.CONTROL_TINT[1]))
         control.setForeground(pal.color(pal.ColorRole.Text))
         for start, end, _literal in view.control_tokens:
             self._format_span(start, end, control)
         escaped = QTextCharFormat()
-        escaped.setBackground(theme.tint(QColor("#FFB000"), pal, 0.70))
+        escaped.setBackground(theme.tint(QColor(theme.ESCAPED_TINT[0]), pal, theme.ESCAPED_TINT[1]))
         escaped.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
-        escaped.setUnderlineColor(QColor("#B26A00"))
+        escaped.setUnderlineColor(QColor(theme.ESCAPED_UNDERLINE))
         escaped.setFontWeight(700)
         for item in view.escaped:
             self._format_span(item.start, item.end, escaped)

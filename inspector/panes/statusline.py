@@ -2,21 +2,23 @@
 button, the input tokens against the allowance, and the counter the shown result was counted with."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
+from PySide6.QtWidgets import QProgressBar, QPushButton, QStatusBar
 
 import core
 
 from ..document import Row
 from ..document.imported import format_title
+from .elidedlabel import ElidedLabel
 
 
 class StatusLine:
     def __init__(self, status: QStatusBar) -> None:
-        self.counter_label = QLabel(status)
+        # the three texts give up width before the window grows past the screen (whole text on hover)
+        self.counter_label = ElidedLabel(status, minimum=160)
         self.counter_label.setAccessibleName("Token counter")
-        self.tokens_label = QLabel(status)
+        self.tokens_label = ElidedLabel(status, minimum=160)
         self.tokens_label.setAccessibleName("Input tokens of the allowance")
-        self.file_label = QLabel(status)
+        self.file_label = ElidedLabel(status, minimum=120)
         self.file_label.setAccessibleName("File")
         self.progress = QProgressBar(status)
         self.progress.setAccessibleName("Loading progress")
@@ -109,5 +111,7 @@ class StatusLine:
                 info = row.import_source.info if row.import_source is not None else None
                 where += f" · {format_title(info.name if info else row.format_name)} (read as {row.format_name})"
             self.file_label.setText(where)
+            self.file_label.setToolTip(where)
         else:
+            self.file_label.setToolTip("")
             self.file_label.setText(f"{total_rows} rows loaded" if total_rows else "No file open")

@@ -223,7 +223,9 @@ def test_every_main_action_has_a_shortcut_listed_in_the_menus(window):
                 "Save Result As…": QKeySequence("Ctrl+Shift+S"), "Close File": QKeySequence("Ctrl+W"),
                 "Quit": QKeySequence("Ctrl+Q"), "Find Request": QKeySequence("Ctrl+F"),
                 "Next Request": QKeySequence("Ctrl+Down"), "Previous Request": QKeySequence("Ctrl+Up"),
-                "Open Demo": QKeySequence("Ctrl+D"), "About Context Inspector": QKeySequence("F1")}
+                "Open Demo": QKeySequence("Ctrl+D"), "Shortcuts and Legend": QKeySequence("F1"),
+                "About Context Inspector": QKeySequence("Ctrl+F1"), "Find in Request or JSON": QKeySequence("Ctrl+Shift+F"),
+                "Show Tokens Tab": QKeySequence("Alt+5")}
     for text, key in expected.items():
         assert shortcuts[text] == key, text
     assert all(not key.isEmpty() for key in shortcuts.values())
