@@ -340,25 +340,13 @@ def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[F
 _INVISIBLE = dict.fromkeys(map(ord, "\u2060\u200b\u200c\u200d\ufeff\u00ad"))
 
 
-def _untrusted_regions(result: AssemblyResult) -> list[tuple[int, int, int]]:
-    """(message, start, end) of every tool result and evidence block's content in the sent messages."""
-    regions = []
-    for i, m in enumerate(result.messages):
-        text = m.content or ""
-        if m.role == "tool":
-            regions.append((i, 0, len(text)))
-        elif m.role == "user":
-            regions += [(i, s, e) for kind, s, e, _ in _blocks(text) if kind == "block"]
-    return regions
-
-
 def _emitted_control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
     """The emitted token ids, not only the text: the request holds no more control or marker tokens than
     the same request with every untrusted text replaced by a plain placeholder. Checked where an untrusted
     text holds something like a spelling once invisible characters are taken out (a normaliser may)."""
     control = counter.control_token_ids()
     spellings = counter.untrusted_spellings()
-    regions = _untrusted_regions(result)
+    regions = [(i, start, end) for i, _, start, end, _, _ in _untrusted_regions(result)]
     if not control or not spellings or not regions:
         return
     suspect = [r for r in regions

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from formats_fuzz import REPLACEMENTS, mutated, paths
+from formats_support import REPLACEMENTS, mutated, paths
 from support import FIXTURES, SHARED
 
 from core.errors import InputFileError
