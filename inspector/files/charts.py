@@ -15,6 +15,8 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from .settings import open_settings
+
 FORMATS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)"}
 FOLDER_KEY = "files/chart_folder"
 PNG_WIDTH = 1600  # pixels: sharp on a slide
@@ -100,3 +102,10 @@ def ask_chart_path(parent: QWidget | None, settings: QSettings, name: str, fmt: 
         return None
     settings.setValue(FOLDER_KEY, str(path.parent))
     return path
+
+
+def save_chart(parent: QWidget | None, item: pg.PlotItem, name: str, fmt: str) -> Path | None:
+    """Ask where (see ``ask_chart_path``) and write ``item`` there; None when the person cancelled.
+    Raises ChartExportError when the file cannot be written."""
+    path = ask_chart_path(parent, open_settings(), name, fmt)
+    return export_chart(item, path, fmt) if path is not None else None
