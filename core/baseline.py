@@ -43,6 +43,15 @@ def _arrival(request: Request) -> tuple[list[ChatMessage], list[tuple[str, str]]
 
 
 def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
+    from .permissions import permitted, with_record
+
+    asked = request
+    request, refused = permitted(request)  # the baseline, too, never sees what the caller may not
+    result = _naive_truncate(request, counter)
+    return with_record(result, request, refused) if request is not asked or request.policy_version else result
+
+
+def _naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
     budget = request.input_budget
     messages, origins = _arrival(request)
     tools = list(request.tools)

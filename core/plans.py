@@ -758,7 +758,11 @@ def _outcome_record(st: _SectionState) -> dict[str, Any]:
 def plan_from_request(request) -> tuple[ContextPlan, dict[str, list[Message]], list[ToolDefinition]]:
     """The plan, sections and tools that assemble ``request`` (a seed-003 ``Request``) with the same
     decisions as ``assemble(request)``: required parts pinned, history by whole turns newest first,
-    passages by score into the question's message, the two filling in ``fill_order``."""
+    passages by score into the question's message, the two filling in ``fill_order``. Passages and
+    tools the caller may not see (``core.permissions``) never become plan messages."""
+    from .permissions import permitted
+
+    request = permitted(request)[0]
     sections: dict[str, list[Message]] = {
         "instructions": [Message(role="system", content=request.instructions, id="instructions")]
         if request.instructions else [],

@@ -83,6 +83,16 @@ def _app_icon():
     return icon
 
 
+def startup_counter(args: argparse.Namespace) -> str | None:
+    """--counter if given; the demo always counts with the embedded counter (a remembered tokenizer
+    directory may be gone or refuse the demo); otherwise None: the one remembered in settings."""
+    if args.counter:
+        return args.counter
+    import core
+
+    return core.DEFAULT_COUNTER if args.demo else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -103,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return _screenshot(args, Settings())
     # problems also go to stderr, for whoever started the app from a terminal
     logging.basicConfig(level=logging.WARNING, format="context-inspector: %(levelname)s: %(message)s")
-    window = MainWindow(counter_spec=args.counter)
+    window = MainWindow(counter_spec=startup_counter(args))
     _report_unexpected_errors(window)
     window.show()
     if args.demo:

@@ -39,6 +39,7 @@ DECISION_STYLES: dict[str, DecisionStyle] = {
     "required": DecisionStyle("★", "#1565C0", "required"),
     "pinned": DecisionStyle("⚑", "#6A1B9A", "pinned"),
     "summarised": DecisionStyle("Σ", "#B26A00", "summarised"),
+    "not permitted": DecisionStyle("⊘", "#455A64", "not permitted"),
 }
 UNKNOWN_DECISION = DecisionStyle("?", "#757575", "unknown")
 

@@ -51,6 +51,10 @@ class Opener(QObject):
     def open_files(self, paths: list[str]) -> None:
         w = self.window
         resolved = [str(Path(p).expanduser().resolve()) for p in paths]
+        sweeps = [p for p in resolved if core.is_sweep_file(p)]  # a SWEEP.json, told by content
+        for path in sweeps:
+            w.sweeps.open_sweep(path)
+        resolved = [p for p in resolved if p not in sweeps]
         for path in resolved:
             if w.persist and Path(path).is_file():
                 w.settings.add_recent(path)
