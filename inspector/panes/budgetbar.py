@@ -29,7 +29,8 @@ from .budget.composition import CompositionView
 from .budget.legend import Legend, legend_entries
 from .budget.marks import BarMarks
 from .budget.plot import COMPARISON_Y_RANGE, DROP_LANE, MAIN_LANE, RECORDED_LANE, Y_RANGE, SegmentsItem, TokenAxis, \
-    contains, drawn_segments, style_plot
+    contains, drawn_segments
+from .plotstyle import style_plot
 
 Segment = core.Segment
 HEIGHT, COMPARISON_HEIGHT = 140, 200

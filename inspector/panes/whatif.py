@@ -19,7 +19,8 @@ from core.replay import SweepPoint
 
 from .. import theme
 from ..files.charts import ChartExportError, export_chart, save_chart
-from .budget.plot import TokenAxis, style_plot
+from .budget.plot import TokenAxis
+from .plotstyle import style_plot
 
 FAIL_COLOUR = "#C62828"
 

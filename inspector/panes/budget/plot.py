@@ -38,16 +38,6 @@ class TokenAxis(pg.AxisItem):
         return super().tickStrings(values, scale, spacing)
 
 
-def style_plot(plot: pg.PlotWidget, pal: QPalette) -> None:
-    """A plot in the palette's colours: background, axes and their text."""
-    text = pal.color(QPalette.ColorRole.Text)
-    plot.setBackground(pal.color(QPalette.ColorRole.Base))
-    for name in ("left", "bottom"):
-        axis = plot.getPlotItem().getAxis(name)
-        axis.setPen(pg.mkPen(text))
-        axis.setTextPen(pg.mkPen(text))
-
-
 def section_code(section: str) -> str:
     """The short label a narrow segment of ``section`` carries (also shown in the legend)."""
     return SECTION_CODES.get(section) or (section[:3].capitalize() if section else "?")
