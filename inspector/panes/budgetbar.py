@@ -23,7 +23,7 @@ import core
 
 from .. import theme
 from ..document import Row
-from ..files.charts import ChartExportError, export_chart, save_chart
+from ..files.charts import ChartExportError, chart_name, export_chart, save_chart
 from .budget import caption as barcaption
 from .budget.composition import CompositionView
 from .budget.legend import Legend, legend_entries
@@ -376,7 +376,8 @@ class BudgetBar(QWidget):
 
     def save_chart(self, fmt: str) -> None:
         row = self._row
-        name = f"{row.label}-{row.strategy}-budget" if row is not None else "budget"
+        name = chart_name(row.label if row is not None else "request", row.strategy if row is not None else None,
+                          "budget", fmt)
         try:
             path = save_chart(self, self.plot.getPlotItem(), name, fmt)
         except ChartExportError as exc:

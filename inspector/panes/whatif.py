@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButt
 from core.replay import SweepPoint
 
 from .. import theme
-from ..files.charts import ChartExportError, export_chart, save_chart
+from ..files.charts import ChartExportError, chart_name, export_chart, save_chart
 from .budget.plot import TokenAxis
 from .plotstyle import style_plot
 
@@ -202,7 +202,7 @@ class WhatIfChart(QWidget):
 
     def save_chart(self, fmt: str) -> None:
         try:
-            path = save_chart(self, self.plot.getPlotItem(), "what-if", fmt)
+            path = save_chart(self, self.plot.getPlotItem(), chart_name("what-if", None, "chart", fmt), fmt)
         except ChartExportError as exc:
             self.exportFailed.emit(str(exc))
             return
