@@ -21,9 +21,10 @@ SECTION_COLOURS: dict[str, str] = {
     "tool_exchanges": "#CCBB44",
     "evidence": "#228833",
 }
-# Okabe-Ito (black left out), in the order unknown sections receive them: the first few are the ones
-# furthest from the known sections' colours and from each other.
-FALLBACK_COLOURS: tuple[str, ...] = ("#E69F00", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#F0E442")
+# Okabe-Ito, in the order unknown sections receive them: the first few are the ones furthest from the
+# known sections' colours and from each other. Black is left out, and so is the yellow (#F0E442): tinted
+# behind text on a dark window it is too bright to read on.
+FALLBACK_COLOURS: tuple[str, ...] = ("#E69F00", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9")
 
 SECTION_TITLES: dict[str, str] = {
     "template": "Template overhead",

@@ -1,24 +1,24 @@
 """Saving a chart (the budget bar, the what-if chart) as PNG or SVG for slides. PNG through pyqtgraph's
 ImageExporter; SVG through Qt's own QSvgGenerator rendering the plot's part of the scene, because
-pyqtgraph's SVGExporter fails on the closed paths Qt 6 writes (pyqtgraph issue #3495). The file dialog opens in the folder the person saved a chart to before (never an input's
-folder), and a file that exists is replaced only after a yes.
+pyqtgraph's SVGExporter fails on the closed paths Qt 6 writes (pyqtgraph issue #3495). Where a chart
+goes is decided as for every other save (files/destination.py): the folder of the last save (never an
+input's folder), and a file that exists is replaced only after a yes.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401 - registers the exporters
-from PySide6.QtCore import QDir, QRectF, QSettings, QStandardPaths
+from PySide6.QtCore import QRectF
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QWidget
+
+from .destination import ask_save_path, confirm_replace, default_folder, file_name
+from .settings import Settings, open_settings
 
 FORMATS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)"}
-from .destination import confirm_replace  # the one replace prompt of every save
-
-FOLDER_KEY = "files/chart_folder"
 PNG_WIDTH = 1600  # pixels: sharp on a slide
 
 
@@ -67,31 +67,29 @@ def _export_svg(item: pg.PlotItem, path: Path) -> Path:
     return path
 
 
-def chart_folder(settings: QSettings) -> str:
-    """The folder a chart was saved to last, else the person's Pictures (or home) folder."""
-    folder = settings.value(FOLDER_KEY, "", type=str)
-    if folder and Path(folder).is_dir():
-        return folder
-    pictures = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.PicturesLocation)
-    return pictures if pictures and Path(pictures).is_dir() else QDir.homePath()
+def chart_name(label: str, strategy: str | None, what: str, fmt: str) -> str:
+    """``demo.assemble.budget.png``: the request, its strategy and the chart, like the other saves."""
+    return file_name(label, strategy, f".{what}.{fmt}")
 
 
-def file_stem(text: str) -> str:
-    return re.sub(r'[\\/:*?"<>|\s]+', "_", text).strip("._")[:120] or "chart"
-
-
-def ask_chart_path(parent: QWidget | None, settings: QSettings, name: str, fmt: str) -> Path | None:
-    """A path the person chose (None: cancelled or declined to replace). The dialog's own overwrite
-    prompt is off so that the one prompt here is the same everywhere (and testable)."""
-    start = str(Path(chart_folder(settings)) / f"{file_stem(name)}.{fmt}")
-    chosen, _ = QFileDialog.getSaveFileName(parent, f"Save chart as {fmt.upper()}", start, FORMATS[fmt],
-                                            options=QFileDialog.Option.DontConfirmOverwrite)
+def ask_chart_path(parent: QWidget | None, settings: Settings, name: str, fmt: str) -> Path | None:
+    """A path the person chose (None: cancelled, or declined to replace a file). Starts in the folder of the
+    last save (shared with every other save: files/destination.py), asks before replacing, remembers."""
+    chosen = ask_save_path(parent, f"Save chart as {fmt.upper()}", default_folder(settings.save_folder()) / name,
+                           FORMATS[fmt])
     if not chosen:
         return None
     path = Path(chosen)
-    if path.suffix.lower() != f".{fmt}":
+    if path.suffix.lower() != f".{fmt}":  # the dialog asked about the name as typed: ask about this one too
         path = path.with_name(path.name + f".{fmt}")
-    if not confirm_replace(parent, path):  # asks only when the file exists
-        return None
-    settings.setValue(FOLDER_KEY, str(path.parent))
+        if not confirm_replace(parent, path):
+            return None
+    settings.set_save_folder(path.parent)
     return path
+
+
+def save_chart(parent: QWidget | None, item: pg.PlotItem, name: str, fmt: str) -> Path | None:
+    """Ask where (see ``ask_chart_path``) and write ``item`` there; None when the person cancelled.
+    Raises ChartExportError when the file cannot be written."""
+    path = ask_chart_path(parent, Settings(open_settings()), name, fmt)
+    return export_chart(item, path, fmt) if path is not None else None

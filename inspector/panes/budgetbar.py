@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCursor, QPalette
+from PySide6.QtGui import QAction, QActionGroup, QCursor
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMenu, QSizePolicy, QStackedWidget, QToolButton,
                                QToolTip, QVBoxLayout, QWidget)
 
@@ -23,14 +23,14 @@ import core
 
 from .. import theme
 from ..document import Row
-from ..files.charts import ChartExportError, ask_chart_path, export_chart
-from ..files.settings import open_settings
+from ..files.charts import ChartExportError, chart_name, export_chart, save_chart
 from .budget import caption as barcaption
 from .budget.composition import CompositionView
 from .budget.legend import Legend, legend_entries
 from .budget.marks import BarMarks
 from .budget.plot import COMPARISON_Y_RANGE, DROP_LANE, MAIN_LANE, RECORDED_LANE, Y_RANGE, SegmentsItem, TokenAxis, \
     contains, drawn_segments
+from .plotstyle import style_plot
 
 Segment = core.Segment
 HEIGHT, COMPARISON_HEIGHT = 140, 200
@@ -145,12 +145,7 @@ class BudgetBar(QWidget):
 
     def apply_palette(self) -> None:
         pal = self.palette()
-        base, text = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
-        self.plot.setBackground(base)
-        for name in ("left", "bottom"):
-            axis = self.plot.getPlotItem().getAxis(name)
-            axis.setPen(pg.mkPen(text))
-            axis.setTextPen(pg.mkPen(text))
+        style_plot(self.plot, pal)
         self.marks.apply_palette(pal)
         self.legend.update()
         self._redraw()
@@ -381,13 +376,12 @@ class BudgetBar(QWidget):
 
     def save_chart(self, fmt: str) -> None:
         row = self._row
-        name = f"{row.label}-{row.strategy}-budget" if row is not None else "budget"
-        path = ask_chart_path(self, open_settings(), name, fmt)
-        if path is None:
-            return
+        name = chart_name(row.label if row is not None else "request", row.strategy if row is not None else None,
+                          "budget", fmt)
         try:
-            self.export(path, fmt)
+            path = save_chart(self, self.plot.getPlotItem(), name, fmt)
         except ChartExportError as exc:
             self.exportFailed.emit(str(exc))
             return
-        self.exported.emit(str(path))
+        if path is not None:
+            self.exported.emit(str(path))

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButt
 from core.replay import SweepPoint
 
 from .. import theme
-from ..files.charts import ChartExportError, ask_chart_path, export_chart
-from ..files.settings import open_settings
+from ..files.charts import ChartExportError, chart_name, export_chart, save_chart
 from .budget.plot import TokenAxis
+from .plotstyle import style_plot
 
 FAIL_COLOUR = "#C62828"
 
@@ -92,11 +92,7 @@ class WhatIfChart(QWidget):
     def apply_palette(self) -> None:
         pal = self.palette()
         base, text = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
-        self.plot.setBackground(base)
-        for name in ("left", "bottom"):
-            axis = self.plot.getPlotItem().getAxis(name)
-            axis.setPen(pg.mkPen(text))
-            axis.setTextPen(pg.mkPen(text))
+        style_plot(self.plot, pal)
         self._recorded.setPen(pg.mkPen(text, width=2, style=Qt.PenStyle.DashLine))
         self._edit.setPen(pg.mkPen(pal.color(QPalette.ColorRole.Highlight), width=2))
         for line in (self._recorded, self._edit):
@@ -205,15 +201,13 @@ class WhatIfChart(QWidget):
         return export_chart(self.plot.getPlotItem(), path, fmt)
 
     def save_chart(self, fmt: str) -> None:
-        path = ask_chart_path(self, open_settings(), "what-if", fmt)
-        if path is None:
-            return
         try:
-            self.export(path, fmt)
+            path = save_chart(self, self.plot.getPlotItem(), chart_name("what-if", None, "chart", fmt), fmt)
         except ChartExportError as exc:
             self.exportFailed.emit(str(exc))
             return
-        self.exported.emit(str(path))
+        if path is not None:
+            self.exported.emit(str(path))
 
     # ---- picking a limit
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
@@ -115,7 +115,7 @@ def test_newly_dropped_items_fold_into_their_own_outlined_run(open_and_wait, qtb
     window.act_replay.trigger()
     qtbot.waitUntil(window.is_idle, timeout=20000)
     window.replay_panel.set_limit(1200)
-    qtbot.waitUntil(lambda: window.bar.comparing and window.is_idle(), timeout=60000)
+    qtbot.waitUntil(lambda: window.bar.comparing and window.is_idle(), timeout=180000)  # a busy machine
     runs = [s for s in window.bar.segments if s.kind == "dropped"]
     newly = [s for s in runs if s.newly]
     assert len(newly) == 1 and len(newly[0].items) == 77
@@ -222,6 +222,11 @@ def test_the_what_if_chart_exports_png_and_svg(open_and_wait, qtbot, tmp_path, f
 
 def test_saving_asks_before_replacing_and_remembers_the_folder(open_and_wait, qtbot, tmp_path, fixtures_dir,
                                                                monkeypatch):
+    """Charts go where every save goes (files/destination.py): the last save's folder, never an input's, and a
+    file that exists is replaced only after a yes."""
+    from inspector.files import destination
+    from inspector.files.settings import Settings
+
     window = open_and_wait(fixtures_dir / "demo.result.json")
     bar = window.bar
     target = tmp_path / "slides" / "bar.png"
@@ -237,22 +242,23 @@ def test_saving_asks_before_replacing_and_remembers_the_folder(open_and_wait, qt
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(dialog))
     answers = iter([False, True])
     asked: list[Path] = []
-    monkeypatch.setattr(chartexport, "confirm_replace", lambda parent, path: asked.append(path) or next(answers))
+    monkeypatch.setattr(destination, "confirm_replace",
+                        lambda parent, path: asked.append(Path(path)) or next(answers))
     bar.save_chart("png")  # declined: the file stays as it was
     assert asked == [target] and target.read_bytes() == b"mine"
-    # never the input's folder: the person's Pictures or home folder until they chose one
-    assert Path(offered[0]).parent != fixtures_dir
+    assert Path(offered[0]).parent != fixtures_dir  # never the input's folder
+    row = window.current_row
+    assert Path(offered[0]).name == f"{row.label}.{row.strategy}.budget.png"
     with qtbot.waitSignal(bar.exported, timeout=5000) as blocker:
         bar.save_chart("png")
     assert blocker.args == [str(target)]
     _check_png(target, chartexport.PNG_WIDTH)
-    assert open_settings().value(chartexport.FOLDER_KEY) == str(target.parent)
-    # the name holds the request and its strategy; the next dialog opens in the folder chosen
-    row = window.current_row
-    assert Path(offered[0]).name == chartexport.file_stem(f"{row.label}-{row.strategy}-budget") + ".png"
+    assert Settings(open_settings()).save_folder() == str(target.parent)
+    # the next dialog opens in that folder; cancelled, nothing is written
     target.unlink()
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda parent, title, start, pattern, options=None: offered.append(start)
                                      or ("", "")))
-    bar.save_chart("svg")  # cancelled: nothing written
-    assert Path(offered[-1]).parent == target.parent and not target.exists()
+    window.replay_panel.whatif.save_chart("svg")
+    assert Path(offered[-1]).parent == target.parent and Path(offered[-1]).name == "what-if.chart.svg"
+    assert not target.exists()

@@ -160,9 +160,11 @@ def test_section_tints_keep_text_readable_in_light_and_dark(scheme):
         pal.setColor(QPalette.ColorRole.Base, QColor("#ffffff"))
         pal.setColor(QPalette.ColorRole.Text, QColor("#000000"))
     text = pal.color(QPalette.ColorRole.Text)
-    for section in list(theme.SECTION_COLOURS) + ["some_unknown_section"]:
-        background = theme.tint(theme.section_colour(section), pal, 0.30)
-        assert _contrast(background, text) >= 4.5, (section, scheme)
+    colours = [theme.section_colour(s) for s in list(theme.SECTION_COLOURS) + ["some_unknown_section"]]
+    colours += [QColor(c) for c in theme.FALLBACK_COLOURS]  # every colour a plan's section may get
+    for colour in colours:
+        background = theme.tint(colour, pal, 0.30)
+        assert _contrast(background, text) >= 4.5, (colour.name(), scheme)
 
 
 def _legend_sections(bar) -> list[str]:

@@ -76,9 +76,10 @@ def test_html_export_has_the_section_table_and_no_external_resources(open_and_wa
     assert window.export_to(str(out), "html")
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
-    assert "<h2>Sections</h2>" in page
+    assert "<h2>Composition</h2>" in page  # the app's section names, in its colours, with their tokens
     for section, tokens in result.sent_tokens_by_section().items():
-        assert f"<tr><td>{section}</td><td class='n'>{tokens}</td></tr>" in page
+        assert (f'<span class="sw" style="background:{core.SECTION_COLOURS[section]}"></span>'
+                f'{core.section_title(section)}</td><td class="n">{tokens:,}</td>') in page
     for finding in window.current_row.findings:
         assert finding.rule in page
     assert not re.search(r"<script|<link|<img|<iframe|\bsrc\s*=|\bhref\s*=|@import|https?://", page, re.I)
@@ -130,7 +131,7 @@ def test_export_dialog_chooses_kind_redaction_and_file(open_and_wait, fixtures_d
     dialog.redact_box.setChecked(True)
     dialog.export_button.click()
     page = (tmp_path / "chat.html").read_text(encoding="utf-8")
-    assert "<h2>Sections</h2>" in page and "[redacted: " in page
+    assert "<h2>Composition</h2>" in page and "[redacted: " in page
     for text in message_texts(window.current_row.result):
         assert text not in page
     dialog.path_edit.clear()
