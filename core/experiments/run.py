@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..counting import TokenCounter
 from ..errors import AssemblyCancelled
 from ..export import openai_body
+from ..waiting import call_cancellable
 from ..result import AssemblyResult
 from .endpoints import Endpoint, EndpointError, Reply, Sampling
 from .grading import Rules
@@ -136,22 +137,5 @@ def run_one(experiment: Experiment, spec: str, result: AssemblyResult, seed: int
 
 
 def _send(endpoint: Endpoint, data: bytes, cancel: threading.Event | None):
-    if cancel is None:
-        return endpoint.send(data)
-    outcome: dict[str, Any] = {}
-
-    def call() -> None:
-        try:
-            outcome["reply"] = endpoint.send(data)
-        except BaseException as exc:  # handed to the waiting thread below
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=call, name="experiment-call", daemon=True)
-    worker.start()
-    while worker.is_alive():  # wait, but let a cancel interrupt the wait at once
-        worker.join(0.05)
-        if cancel.is_set():
-            raise AssemblyCancelled("cancelled while waiting for the model")
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["reply"]
+    return call_cancellable(lambda: endpoint.send(data), cancel, "cancelled while waiting for the model",
+                            name="experiment-call")

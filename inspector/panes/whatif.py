@@ -74,12 +74,7 @@ class WhatIfChart(QWidget):
 
     def apply_palette(self) -> None:
         pal = self.palette()
-        base, text = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
-        self.plot.setBackground(base)
-        for name in ("left", "bottom"):
-            axis = self.plot.getPlotItem().getAxis(name)
-            axis.setPen(pg.mkPen(text))
-            axis.setTextPen(pg.mkPen(text))
+        base, text = theme.style_plot(self.plot, pal)
         self._recorded.setPen(pg.mkPen(text, width=2, style=Qt.PenStyle.DashLine))
         self._edit.setPen(pg.mkPen(pal.color(QPalette.ColorRole.Highlight), width=2))
         for line in (self._recorded, self._edit):
