@@ -42,9 +42,11 @@ def test_recorded_answers_carry_their_provenance(name):
 
 @pytest.mark.parametrize("name", sorted(ANSWERS))
 def test_recorded_answers_grade_offline_by_their_rules(name, capsys):
-    graded = grade_file(load_answers(FIXTURES / name), rules=load_rules(FIXTURES / ANSWERS[name]))
+    recorded = load_answers(FIXTURES / name)
+    graded = grade_file(recorded, rules=load_rules(FIXTURES / ANSWERS[name]))
     rows = graded.by_variant()
-    assert all(sum(r.counts.values()) == r.seeds == 5 for r in rows)
+    assert [r.variant for r in rows] == recorded.header["variants"]
+    assert all(sum(r.counts.values()) == r.seeds == len(recorded.header["seeds"]) for r in rows)
     for answer, grade in graded.grades:
         assert grade.verdict in ("pass", "fail", "incomplete") and grade.rule
     assert main(["grade", str(FIXTURES / name), "--rules", str(FIXTURES / ANSWERS[name])]) == 0
@@ -56,4 +58,4 @@ def test_recorded_answers_grade_offline_by_their_rules(name, capsys):
 def test_the_position_fixtures_give_a_curve_with_one_point_per_position():
     curve = grade_file(load_answers(FIXTURES / "demo_positions.answers.jsonl")).position_curve()
     assert [p.position for p in curve] == [1, 2, 3, 4, 5, 6]
-    assert all(p.n == 5 and 0 <= p.interval[0] <= p.rate <= p.interval[1] <= 1 for p in curve)
+    assert all(p.n == 3 and 0 <= p.interval[0] <= p.rate <= p.interval[1] <= 1 for p in curve)
