@@ -34,6 +34,7 @@ from .plancounts import FastPlanCounts, PlanCounts, PredictionMismatch, forget_c
 from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, InputFileError,
                      RequestError)
 from .result import NOT_SENT, AssemblyResult, TraceEntry
+from .waiting import call_cancellable
 
 BUILTIN_STRATEGIES = ("drop-oldest", "pin-and-fold", "summarise-span", "newest-turns", "by-score")
 SUMMARY_PREFIX = "Summary of earlier conversation: "
@@ -385,23 +386,9 @@ class HttpSummariser:
 
     def summarise(self, span, *, cancel=None) -> str:
         url, body = self._body(span)
-        outcome: dict[str, Any] = {}
-
-        def call() -> None:
-            try:
-                outcome["text"] = self._post(url, body)
-            except BaseException as exc:  # handed to the waiting thread below
-                outcome["error"] = exc
-
-        worker = threading.Thread(target=call, name="summary-call", daemon=True)
-        worker.start()
-        while worker.is_alive():  # wait, but let a cancel interrupt the wait at once
-            worker.join(0.05)
-            if cancel is not None and cancel.is_set():
-                raise AssemblyCancelled("cancelled during a summary call")
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["text"]
+        # wait, but let a cancel interrupt the wait at once
+        return call_cancellable(lambda: self._post(url, body), cancel, "cancelled during a summary call",
+                                name="summary-call")
 
 
 # ---------------------------------------------------------------------------------------------

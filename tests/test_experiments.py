@@ -222,3 +222,24 @@ def test_the_position_curve_from_a_live_run(tmp_path, capsys, rules_file):
     text = capsys.readouterr().out
     assert "position  runs  pass rate  95% interval (Wilson)" in text
     assert "       1     2       1.00  [0.34, 1.00]" in text
+
+
+def test_the_requests_logging_policy_holds_in_the_answers_file(tmp_path, capsys):
+    data = json.loads((FIXTURES / "demo.request.json").read_text(encoding="utf-8"))
+    data["logging"] = {"redact": ["evidence"]}
+    request = tmp_path / "private.request.json"
+    request.write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "private.answers.jsonl"
+    with FakeModelServer(lambda b: "ok") as server:
+        code = main(["experiment", str(request), "--endpoint", server.url, "--model", server.model, "--seeds", "1",
+                     "--variants", "default", "-o", str(out)])
+        sent = server.chat_bodies()
+    assert code == 0, capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    assert "logrotate -f" in sent[0].decode()  # the model got the passage...
+    assert "logrotate -f" not in text  # ...the record does not keep it
+    recorded = load_answers(out)
+    answer = recorded.answers[0]
+    assert "request_body" not in answer and "cannot be replayed exactly" in answer["request_body_redacted"]
+    assert answer["request_sha256"] == sha256_hex(sent[0])
+    assert recorded.results["default"].model_extra["replay_exact"] is False

@@ -25,6 +25,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--api", choices=("openai", "ollama"), default="openai",
                    help="openai: /v1/chat/completions (default); ollama: Ollama's native /api/chat")
     p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
+    p.add_argument("--empty-content", action="store_true",
+                   help="send an absent assistant content as \"\" (llama-cpp-python's server refuses null)")
     p.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), metavar="A,B,...",
                    help="default, evidence-first, history-first, baseline, plan, limit=N, position=K, positions "
                         f"(default {','.join(DEFAULT_VARIANTS)})")
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         subject = _with_limit(subject, args.context_limit)
     try:
         endpoint = Endpoint(args.endpoint, args.model, api=args.api, timeout=args.timeout,
-                            api_key_env=args.api_key_env)
+                            api_key_env=args.api_key_env, empty_content=args.empty_content)
         declared = {"sha256": args.model_sha256.lower()} if args.model_sha256 else {}
         experiment = Experiment(subject=subject, endpoint=endpoint, variants=args.variants.split(","),
                                 seeds=list(range(1, args.seeds + 1)),

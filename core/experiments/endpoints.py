@@ -80,7 +80,7 @@ class Endpoint:
     """A chat endpoint: ``body_for`` builds the exact bytes to send, ``send`` posts them."""
 
     def __init__(self, base_url: str, model: str, *, api: Literal["openai", "ollama"] = "openai",
-                 timeout: float = 120.0, api_key_env: str | None = None) -> None:
+                 timeout: float = 120.0, api_key_env: str | None = None, empty_content: bool = False) -> None:
         if api not in API_KINDS:
             raise ValueError(f"api must be one of {', '.join(API_KINDS)}, not {api!r}")
         parts = urllib.parse.urlsplit(base_url)
@@ -97,6 +97,9 @@ class Endpoint:
         self.api = api
         self.timeout = timeout
         self.api_key_env = api_key_env
+        # Some servers (llama-cpp-python's) refuse an assistant message whose content is null beside its
+        # tool calls, as OpenAI's API allows; this sends "" instead (and the record says so).
+        self.empty_content = empty_content
         self._key: str | None = None
         if api_key_env:
             key = os.environ.get(api_key_env)
@@ -115,11 +118,15 @@ class Endpoint:
         out: dict[str, Any] = {"url": public_url(self.chat_url), "api": self.api, "timeout_seconds": self.timeout}
         if self.api_key_env:
             out["api_key_env"] = self.api_key_env
+        if self.empty_content:
+            out["empty_content"] = True
         return out
 
     def body_for(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], sampling: Sampling,
                  max_tokens: int, seed: int) -> bytes:
         """The exact request body for one run (UTF-8 JSON, keys in a fixed order)."""
+        if self.empty_content:
+            messages = [dict(m, content="") if m.get("content") is None else m for m in messages]
         if self.api == "ollama":
             body: dict[str, Any] = {"model": self.model, "messages": [_ollama_message(m) for m in messages],
                                     "stream": False,

@@ -15,6 +15,8 @@ from typing import Any, Callable
 from ..counting import TokenCounter
 from ..errors import AssemblyCancelled
 from ..export import openai_body
+from ..permissions import recorded_json
+from ..waiting import call_cancellable
 from ..result import AssemblyResult
 from .endpoints import Endpoint, EndpointError, Reply, Sampling
 from .grading import Rules
@@ -90,7 +92,7 @@ def run_experiment(experiment: Experiment, counter: TokenCounter, output: str, *
         writer.write(header(experiment, counter, model))
         for spec, result in results.items():
             writer.write({"kind": "variant", "variant": spec, "position": position_of(spec),
-                          "result": result.model_dump(mode="json", exclude_none=True)})
+                          "result": recorded_json(result)})  # under the request's logging policy
         for spec, result in results.items():
             for seed in experiment.seeds:
                 if cancel is not None and cancel.is_set():
@@ -119,9 +121,14 @@ def run_one(experiment: Experiment, spec: str, result: AssemblyResult, seed: int
         error = exc.problem
     else:
         error = None
+    policy = result.request.logging if result.request is not None else None
+    body_fields: dict[str, Any] = {"request_body": data.decode("utf-8")}
+    if policy is not None and policy.redact:  # the body holds the text the policy removes: keep its hash only
+        body_fields = {"request_body_redacted": f"the logging policy removes {', '.join(policy.redact)}; only the "
+                                                "body's sha256 is kept, so this run cannot be replayed exactly"}
     return {
         "kind": "answer", "variant": spec, "seed": seed, "position": position_of(spec), "at": started,
-        "request_sha256": sha256_hex(data), "request_body": data.decode("utf-8"),
+        "request_sha256": sha256_hex(data), **body_fields,
         "model": {"requested": endpoint.model, "reported": reply.reported_model},
         "sampling": {**sampling.to_json(), "max_tokens": max_tokens, "seed": seed},
         "prompt_tokens": {"ours": result.input_tokens, "counter": result.counter.name if result.counter else None,
@@ -136,22 +143,5 @@ def run_one(experiment: Experiment, spec: str, result: AssemblyResult, seed: int
 
 
 def _send(endpoint: Endpoint, data: bytes, cancel: threading.Event | None):
-    if cancel is None:
-        return endpoint.send(data)
-    outcome: dict[str, Any] = {}
-
-    def call() -> None:
-        try:
-            outcome["reply"] = endpoint.send(data)
-        except BaseException as exc:  # handed to the waiting thread below
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=call, name="experiment-call", daemon=True)
-    worker.start()
-    while worker.is_alive():  # wait, but let a cancel interrupt the wait at once
-        worker.join(0.05)
-        if cancel.is_set():
-            raise AssemblyCancelled("cancelled while waiting for the model")
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["reply"]
+    return call_cancellable(lambda: endpoint.send(data), cancel, "cancelled while waiting for the model",
+                            name="experiment-call")

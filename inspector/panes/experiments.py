@@ -9,12 +9,13 @@ import json
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPalette
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QProgressBar,
                                QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 import core
 
+from .. import theme
 from ..document.experiments import GLYPHS, ExperimentView
 
 VERDICT_COLOURS = {"pass": "#2E7D32", "fail": "#C62828", "incomplete": "#B26A00"}
@@ -54,13 +55,7 @@ class PositionChart(QWidget):
         self.apply_palette()
 
     def apply_palette(self) -> None:
-        pal = self.palette()
-        base, text = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
-        self.plot.setBackground(base)
-        for name in ("left", "bottom"):
-            axis = self.plot.getPlotItem().getAxis(name)
-            axis.setPen(pg.mkPen(text))
-            axis.setTextPen(pg.mkPen(text))
+        base, _text = theme.style_plot(self.plot, self.palette())
         self._dots.setPen(pg.mkPen(base))
 
     def changeEvent(self, event) -> None:

@@ -29,7 +29,13 @@ def _opens_faithfully(path, open_and_wait, counter):
     assert [text for level, text in window.messages if level == "error"] == []
     imported = core.import_file(path)
     rows = window.request_model.rows()
-    assert len(rows) == len(imported.requests) > 0
+    calls = imported.calls()  # the calls read and, in their place, the ones that could not be (rows of their own)
+    assert len(rows) == len(calls) > 0
+    unreadable = [row for row, call in zip(rows, calls) if isinstance(call, core.FailedCall)]
+    assert all(row.kind == "unreadable" and call.reason in (row.error or "")
+               for row, call in zip(rows, calls) if isinstance(call, core.FailedCall))
+    rows = [row for row, call in zip(rows, calls) if not isinstance(call, core.FailedCall)]
+    assert len(rows) == len(imported.requests) and len(unreadable) == len(imported.failed)
     for row, request in zip(rows, imported.requests):
         assert row.kind == "imported" and row.result is not None
         assert row.result.input_tokens == core.count_imported(request, counter).input_tokens
