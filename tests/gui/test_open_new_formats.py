@@ -32,7 +32,7 @@ def _opens_faithfully(path, open_and_wait, counter):
     calls = imported.calls()  # the calls read and, in their place, the ones that could not be (rows of their own)
     assert len(rows) == len(calls) > 0
     unreadable = [row for row, call in zip(rows, calls) if isinstance(call, core.FailedCall)]
-    assert all(row.kind == "unreadable" and call.reason in (row.error or "")
+    assert all(row.kind == "invalid" and call.reason in (row.error or "")
                for row, call in zip(rows, calls) if isinstance(call, core.FailedCall))
     rows = [row for row, call in zip(rows, calls) if not isinstance(call, core.FailedCall)]
     assert len(rows) == len(imported.requests) and len(unreadable) == len(imported.failed)
