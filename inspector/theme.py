@@ -116,20 +116,6 @@ def tint(colour: QColor, pal: QPalette | None = None, strength: float = 0.28) ->
                   round(base.blue() + (colour.blue() - base.blue()) * strength))
 
 
-def style_plot(plot, pal: QPalette) -> tuple[QColor, QColor]:
-    """A pyqtgraph PlotWidget in the palette's colours (background, left and bottom axes); returns
-    (base, text) for the plot's own items."""
-    import pyqtgraph as pg
-
-    base, text = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
-    plot.setBackground(base)
-    for name in ("left", "bottom"):
-        axis = plot.getPlotItem().getAxis(name)
-        axis.setPen(pg.mkPen(text))
-        axis.setTextPen(pg.mkPen(text))
-    return base, text
-
-
 def with_alpha(colour: QColor, alpha: int) -> QColor:
     out = QColor(colour)
     out.setAlpha(alpha)

@@ -17,6 +17,7 @@ import core
 
 from .. import theme
 from ..document.experiments import GLYPHS, ExperimentView
+from .plotstyle import style_plot
 
 VERDICT_COLOURS = {"pass": "#2E7D32", "fail": "#C62828", "incomplete": "#B26A00"}
 CURVE_COLOUR = "#1565C0"
@@ -55,7 +56,7 @@ class PositionChart(QWidget):
         self.apply_palette()
 
     def apply_palette(self) -> None:
-        base, _text = theme.style_plot(self.plot, self.palette())
+        base, _text = style_plot(self.plot, self.palette())
         self._dots.setPen(pg.mkPen(base))
 
     def changeEvent(self, event) -> None:
