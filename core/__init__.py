@@ -18,7 +18,7 @@ from .counting import (DEFAULT_COUNTER, CounterIdentity, HFCounter, MistralCount
                        bundled_mistral_tokenizers, make_counter, write_manifest)
 from .errors import (AssemblyCancelled, AssemblyInvariantError, CapabilityError, ContextBudgetError,
                      ContextInspectorError, CounterError, InputFileError, ManifestMismatch, RequestError,
-                     RequiredContextTooLarge, TemplateRefused)
+                     PromptNotCountable, RequiredContextTooLarge, TemplateRefused)
 from .plans import (ByScore, CompactionOutcome, ContextAssembler, ContextPlan, DropOldest, HttpSummariser, Message,
                     NewestTurns, PinAndFold, PlanRequest, RecordedSummariser, SectionPlan, SummariseSpan, SummaryStore,
                     assemble_plan_request, parse_plan, parse_plan_request, pinned, plan_from_request)
@@ -38,7 +38,7 @@ __all__ = [
     "TokenCounter", "MistralCounter", "HFCounter", "CounterIdentity", "make_counter", "DEFAULT_COUNTER",
     "bundled_mistral_tokenizers", "write_manifest",
     "ContextInspectorError", "InputFileError", "RequestError", "RequiredContextTooLarge", "CounterError",
-    "ManifestMismatch", "TemplateRefused", "AssemblyInvariantError", "ContextBudgetError", "CapabilityError",
+    "ManifestMismatch", "TemplateRefused", "PromptNotCountable", "AssemblyInvariantError", "ContextBudgetError", "CapabilityError",
     "AssemblyCancelled",
     "ContextPlan", "SectionPlan", "ContextAssembler", "Message", "pinned", "CompactionOutcome", "DropOldest",
     "PinAndFold", "SummariseSpan", "NewestTurns", "ByScore", "HttpSummariser", "RecordedSummariser", "SummaryStore",

@@ -20,7 +20,8 @@ from .audit import audit, has_errors
 from .baseline import naive_truncate
 from .contracts import Request, parse_request
 from .counting import DEFAULT_COUNTER, make_counter
-from .errors import ContextBudgetError, ContextInspectorError, CounterError, RequestError, RequiredContextTooLarge
+from .errors import (ContextBudgetError, ContextInspectorError, CounterError, PromptNotCountable, RequestError,
+                     RequiredContextTooLarge)
 from .replay import ReplayUnavailable
 from .loading import load_entries, load_request, load_result
 from .result import AssemblyResult
@@ -423,6 +424,9 @@ def _main(args: argparse.Namespace) -> int:
         if args.command == "replay":
             return _cmd_replay(args)
         return _cmd_audit(args)
+    except PromptNotCountable as exc:  # the template refuses the plan's prompt: bad input, not a budget
+        _say(f"{PROG}: error: {_file_of(args)}: {exc}")
+        return EXIT_BAD_INPUT
     except ContextBudgetError as exc:  # a plan that cannot fit without breaking a rule: like exit 3
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
         _say(f"{PROG}: {_file_of(args)}: {exc}")

@@ -112,6 +112,12 @@ class ContextBudgetError(ContextInspectorError):
         return {"status": "rejected", "error": "ContextBudgetError", "message": str(self)}
 
 
+class PromptNotCountable(ContextBudgetError):
+    """A plan's prompt that the counter's chat template refuses: bad input (the template's words are in it),
+    not a budget that is too small. A ``ContextBudgetError`` still, so a strategy asking whether a partial
+    prompt can be counted treats it as one that cannot."""
+
+
 class CapabilityError(ContextInspectorError):
     """Neither the plan nor the counter says how large the budget is: there is no safe guess."""
 

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .contracts import ChatMessage, Evidence, ToolCall, ToolDefinition
 from .alternation import countable_variants
 from .counting import TokenCounter
-from .errors import ContextBudgetError, CounterError
+from .errors import ContextBudgetError, CounterError, PromptNotCountable
 from .render import evidence_block, user_content
 
 # A predicted count this close to a budget it is compared with is counted whole before it decides.
@@ -283,7 +283,7 @@ class PlanCounts:
                         return self.counter.count(variant, self.tools)
                     except CounterError:
                         pass
-            raise ContextBudgetError(f"the prompt cannot be counted: {exc}") from exc
+            raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
         finally:
             self.full_counts += self.counter.full_counts - before
 

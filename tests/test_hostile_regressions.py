@@ -81,3 +81,30 @@ def test_the_audit_checks_a_result_against_its_request_not_its_own_figures():
     assert findings and all(f.severity == "error" for f in findings)
     assert any(f"exceed the input allowance {allowance - result['remaining_tokens'] - 10}" in f.message
                for f in findings)
+
+
+def test_a_template_refusal_inside_a_plan_is_bad_input_not_a_budget(tmp_path, capsys):
+    import tokenizer_factory
+
+    directory = tokenizer_factory.build_toy_tokenizer_dir(tmp_path / "tok")  # refuses a tool message without an id
+    plan = json.loads((FIXTURES / "trip_plan_drop_oldest.plan.json").read_text(encoding="utf-8"))
+    plan["sections"][list(plan["sections"])[1]].append({"role": "tool", "content": "a result with no call id"})
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    code, _, err = run_cli(capsys, "assemble", str(path), "--counter", f"hf:{directory}")
+    assert code == 2 and "refused the request" in err and "plan.json" in err
+
+
+def test_a_broken_tokenizer_manifest_is_a_clean_error(tmp_path, capsys, toy_tokenizer_dir):
+    import shutil
+
+    from core.counters.hf import MANIFEST_NAME
+
+    for name, make in (("dir", lambda p: p.mkdir()),
+                       ("model", lambda p: p.write_text(json.dumps({"files": {}, "model": 7}), encoding="utf-8")),
+                       ("digest", lambda p: p.write_text(json.dumps({"files": {"a": []}}), encoding="utf-8"))):
+        directory = tmp_path / name
+        shutil.copytree(toy_tokenizer_dir, directory)
+        make(directory / MANIFEST_NAME)
+        code, _, err = run_cli(capsys, "assemble", str(FIXTURES / "demo.request.json"), "--counter", f"hf:{directory}")
+        assert code == 2 and "manifest" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, name

@@ -42,14 +42,22 @@ def _quiet_transformers():
 
 def read_manifest(directory: Path) -> dict | None:
     path = directory / MANIFEST_NAME
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
+    from ..errors import InputFileError
+    from ..loading import read_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CounterError(f"{path}: not a readable JSON manifest ({exc})") from None
+        data = read_json(path)  # the input layer: a directory, FIFO or unreadable file is a clean refusal
+    except InputFileError as exc:
+        raise CounterError(f"not a readable JSON manifest: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
         raise CounterError(f"{path}: a manifest needs a 'files' object of filename -> sha256")
+    bad = [key for key in ("model", "revision", "template_sha256") if data.get(key) is not None
+           and not isinstance(data[key], str)]
+    bad += [f"files.{name}" for name, digest in data["files"].items() if not isinstance(digest, str)]
+    if bad:
+        raise CounterError(f"{path}: manifest field {bad[0]} must be a string")
     return data
 
 
