@@ -9,10 +9,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 from .assembly import assemble
@@ -24,7 +22,6 @@ from .errors import (ContextBudgetError, ContextInspectorError, CounterError, Pr
                      RequiredContextTooLarge)
 from .replay import ReplayUnavailable
 from .loading import load_entries, load_request, load_result
-from .result import AssemblyResult
 from .inputs import tracking_reads
 from .outputs import printable, write_output
 
@@ -33,7 +30,7 @@ PROG = "context-assembler"
 # Commands that live in a module of their own under core/commands/: each module has
 # ``add_parser(sub) -> argparse.ArgumentParser`` (it adds its sub-parser and returns it) and
 # ``run(args) -> int`` (an exit code; it may raise the core's errors, handled here like any command's).
-COMMAND_MODULES: tuple[str, ...] = ("tokenizers", "show", "session", "sweep", "experiment", "grade")
+COMMAND_MODULES: tuple[str, ...] = ("replay", "tokenizers", "show", "session", "sweep", "experiment", "grade")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,6 +49,15 @@ def counter_options(p: argparse.ArgumentParser, default: str | None = None, help
                         "counter's identity. Default: none, the template's own defaults, as a server renders")
 
 
+def limit_options(p: argparse.ArgumentParser) -> None:
+    """The counter and the limits a run may edit (assemble, baseline, replay)."""
+    counter_options(p)
+    p.add_argument("--context-limit", type=int, metavar="N")
+    p.add_argument("--max-new-tokens", type=int, metavar="N")
+    p.add_argument("--margin", type=int, metavar="N")
+    p.add_argument("--fill-order", metavar="A,B", help="e.g. evidence,history")
+
+
 def build_counter(args: argparse.Namespace, *, auto: bool = False):
     """The counter the options name; with ``auto=True``, ``--counter auto`` gives a per-model ``AutoCounter``."""
     from .counters import AutoCounter, parse_template_kwargs
@@ -67,13 +73,6 @@ def _parser() -> argparse.ArgumentParser:
                                             "audit the result, or run the naive baseline.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    def limit_options(p: argparse.ArgumentParser) -> None:
-        counter_options(p)
-        p.add_argument("--context-limit", type=int, metavar="N")
-        p.add_argument("--max-new-tokens", type=int, metavar="N")
-        p.add_argument("--margin", type=int, metavar="N")
-        p.add_argument("--fill-order", metavar="A,B", help="e.g. evidence,history")
 
     def budget_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("request", metavar="REQUEST.json")
@@ -112,11 +111,6 @@ def _parser() -> argparse.ArgumentParser:
                          help="the model's context window (default: the model registry's window for each "
                               "request's model, else the request's own size, rounded up)")
     p_count.add_argument("--json", action="store_true", help="print one JSON document")
-    p_replay = sub.add_parser("replay", help="assemble a recorded result (or request) again under edited limits "
-                                             "and print what changes; a JSONL gives aggregate what-if figures")
-    p_replay.add_argument("file", metavar="FILE")
-    limit_options(p_replay)
-    p_replay.add_argument("--json", action="store_true", help="print JSON")
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"core.commands.{name}")
         module.add_parser(sub).set_defaults(_run=module.run)
@@ -304,87 +298,6 @@ def _cmd_count(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_replay(args: argparse.Namespace) -> int:
-    from .loading import load_entries
-    from .replay import Edits, diff, replay, what_if
-
-    edits = Edits(context_limit=args.context_limit, max_new_tokens=args.max_new_tokens, margin=args.margin,
-                  fill_order=tuple(_fill_order(args.fill_order)) if args.fill_order is not None else None)
-    _check_edits(edits)
-    counter = build_counter(args)
-    entries = load_entries(args.file)
-    recordings = [e.result or e.request or e.extra.get("plan_request") for e in entries if e.kind != "rejected"]
-    if not recordings:
-        raise RequestError([("", "no request or result to replay")], source=args.file)
-    if len(recordings) == 1:
-        recorded = recordings[0]
-        try:
-            before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
-        except RequiredContextTooLarge as exc:
-            if edits.is_empty():
-                raise
-            return _replay_unrecorded(args, recorded, edits, counter, exc)
-        try:
-            after = replay(recorded, edits=edits, counter=counter)
-        except RequiredContextTooLarge as exc:
-            sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-            _say(f"{PROG}: {args.file}: under these edits, {exc}")
-            return EXIT_REQUIRED_TOO_LARGE
-        changes = diff(before, after)
-        sys.stdout.write(json.dumps(changes.to_json(), indent=2) + "\n" if args.json else changes.to_text() + "\n")
-        return EXIT_OK
-    bar = _progress_bar() if sys.stderr.isatty() and not args.json else None
-    summary = what_if(recordings, edits, counter=counter, progress=bar)
-    if bar is not None:
-        sys.stderr.write("\n")
-    sys.stdout.write(json.dumps(summary.to_json(), indent=2) + "\n" if args.json else summary.to_text() + "\n")
-    return EXIT_OK
-
-
-def _replay_unrecorded(args, recorded, edits, counter, refused: RequiredContextTooLarge) -> int:
-    """A request that does not fit its own limits has no 'before': show the edited assembly alone."""
-    from .replay import replay
-
-    try:
-        after = replay(recorded, edits=edits, counter=counter)
-    except RequiredContextTooLarge as exc:
-        sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-        _say(f"{PROG}: {args.file}: under these edits, {exc}")
-        return EXIT_REQUIRED_TOO_LARGE
-    items = [{"section": e.section, "id": e.id, "decision": e.decision, "tokens": e.tokens} for e in after.trace]
-    budget = {key: getattr(after, key) for key in ("input_tokens", "input_budget", "remaining_tokens",
-                                                  "context_limit", "max_new_tokens", "margin")}
-    if args.json:
-        sys.stdout.write(json.dumps({"recorded": refused.record(), "after": budget, "items": items}, indent=2) + "\n")
-    else:
-        lines = [f"as recorded, {refused}", "under these edits it fits: " +
-                 ", ".join(f"{key} {value}" for key, value in budget.items())]
-        lines += [f"  {i['section']:16} {i['id']:28} {i['decision']:10} {i['tokens']}" for i in items]
-        sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_OK
-
-
-def _check_edits(edits) -> None:
-    """Edits are the same for every record of a file: refuse bad ones once, up front."""
-    problems = [(f"--{name.replace('_', '-')}", "must be positive" if name != "margin" else "must not be negative")
-                for name, low in (("context_limit", 1), ("max_new_tokens", 1), ("margin", 0))
-                if getattr(edits, name) is not None and getattr(edits, name) < low]
-    if edits.fill_order is not None and sorted(edits.fill_order) != ["evidence", "history"]:
-        problems.append(("--fill-order", "must name history and evidence once each, e.g. evidence,history"))
-    if problems:
-        raise RequestError(problems, source="command line")
-
-
-def _progress_bar():
-    def show(done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        sys.stderr.flush()
-
-    return show
-
-
 def _file_of(args: argparse.Namespace) -> str:
     return getattr(args, "request", None) or getattr(args, "result", None) or getattr(args, "file", None) or "input"
 
@@ -421,8 +334,6 @@ def _main(args: argparse.Namespace) -> int:
             return _cmd_assemble(args, baseline=True)
         if args.command == "count":
             return _cmd_count(args)
-        if args.command == "replay":
-            return _cmd_replay(args)
         return _cmd_audit(args)
     except PromptNotCountable as exc:  # the template refuses the plan's prompt: bad input, not a budget
         _say(f"{PROG}: error: {_file_of(args)}: {exc}")
