@@ -53,7 +53,7 @@ def test_columns_take_their_content_width_and_only_the_widest_give_way():
 
 def test_the_request_list_sizes_its_columns_to_their_content(open_and_wait, fixtures_dir, qtbot):
     window = open_and_wait(fixtures_dir / "demo.result.json", fixtures_dir / "demo.baseline.json")
-    window.splitter.setSizes([900, 700])
+    window.splitter.setSizes([1200, 400])  # room for every column (Counter included)
     qtbot.wait(50)
     view, header = window.request_view, window.request_view.horizontalHeader()
     for column in range(window.request_model.columnCount() - 1):  # the last one stretches
