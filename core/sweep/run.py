@@ -40,11 +40,12 @@ def run_sweep(paths: Sequence[str], settings: Sequence[Setting], *, counter: str
         todo = [s for s in shards if not folder.done(s)]
         bar = Progress(sum(s.end - s.start for s in todo), len(todo)) if progress else None
         planned = time.perf_counter()
+        cluster_seconds = None
         try:
             if engine == "ray":
                 from .ray_engine import run_ray
 
-                run_ray(todo, settings, counter, folder, workers=workers, address=ray_address, progress=bar)
+                cluster_seconds = run_ray(todo, settings, counter, folder, workers=workers, address=ray_address, progress=bar)
             else:
                 from .local import run_local
 
@@ -73,7 +74,9 @@ def run_sweep(paths: Sequence[str], settings: Sequence[Setting], *, counter: str
             "bad_record_samples": [{"ref": r, "problem": m} for r, m in total.bad_record_samples],
             "timings": {"seconds": round(ran - started, 3), "plan_seconds": round(planned - started, 3),
                         "run_seconds": round(ran - planned, 3), "shards_run": len(todo),
-                        "shards_resumed": len(shards) - len(todo), "workers": workers},
+                        "shards_resumed": len(shards) - len(todo), "workers": workers,
+                        **({"cluster_start_seconds": round(cluster_seconds, 3)} if cluster_seconds is not None
+                           else {})},
         }
     finally:
         if temporary:
