@@ -77,10 +77,18 @@ def run_ray(todo: Sequence[Shard], settings: Sequence[Setting], spec: str | None
         done = dataset.map(ShardTask, fn_constructor_kwargs={
             "settings": [s.to_json() for s in settings], "spec": spec, "folder": str(folder.path)},
             compute=ray.data.ActorPoolStrategy(size=concurrency), num_cpus=1)
-        for row in done.iter_rows():
-            if progress is not None:
-                state = json.loads(row["state"])
-                progress.update(requests=progress.requests + state["requests"], shard_bytes=row["bytes"], shards=1)
+        finished = 0
+        try:
+            for row in done.iter_rows():
+                finished += 1
+                if progress is not None:
+                    state = json.loads(row["state"])
+                    progress.update(requests=progress.requests + state["requests"], shard_bytes=row["bytes"],
+                                    shards=1)
+        except KeyboardInterrupt:
+            from .local import SweepInterrupted
+
+            raise SweepInterrupted(finished, len(todo)) from None
     finally:
         if started_here:
             ray.shutdown()
