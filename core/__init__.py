@@ -61,6 +61,33 @@ __all__ += [
     "validate_index", "validate_windows",
 ]
 
+# What an import read, call by call (``context-assembler show``), and the calls it could not read.
+from .formats.model import FailedCall  # noqa: E402
+from .formats.show import show_json, show_text  # noqa: E402
+
+__all__ += ["FailedCall", "show_json", "show_text"]
+# The budget bar's layout, the composition table and the palette the inspector and the HTML report share.
+from .barlayout import FOLD_AT, MIN_ZOOM_TOKENS, Segment, content_extent, full_extent, rejection_segments  # noqa: E402
+from .barlayout import result_segments, view_extent, zoom_limits  # noqa: E402
+from .composition import CompositionRow, SectionFigures, composition, percent, section_figures  # noqa: E402
+from .palette import (FALLBACK_COLOURS, NEWLY_DROPPED_COLOUR, NOT_SENT_COLOUR, PROVIDER_COLOUR,  # noqa: E402
+                      RESERVE_COLOURS, RESERVE_TITLES, SECTION_COLOURS, SECTION_TITLES, SectionPalette,
+                      section_order, section_title)
+
+__all__ += [
+    "FOLD_AT", "MIN_ZOOM_TOKENS", "Segment", "content_extent", "full_extent", "rejection_segments", "result_segments",
+    "view_extent", "zoom_limits", "CompositionRow", "SectionFigures", "composition", "percent", "section_figures",
+    "FALLBACK_COLOURS", "NEWLY_DROPPED_COLOUR", "NOT_SENT_COLOUR", "PROVIDER_COLOUR", "RESERVE_COLOURS",
+    "RESERVE_TITLES", "SECTION_COLOURS", "SECTION_TITLES", "SectionPalette", "section_order", "section_title",
+]
+# Agent sessions (issue 17): a trace's model calls in order, what changed between them, the cache prefix.
+from .formats.model import SpanNode  # noqa: E402
+from .sessions import CallDiff, Change, Session, SessionCall, open_session, session_from_import  # noqa: E402
+from .sessions.report import MARK_LEGEND as SESSION_MARK_LEGEND  # noqa: E402
+from .sessions.report import marks as session_marks  # noqa: E402
+
+__all__ += ["SpanNode", "Session", "SessionCall", "CallDiff", "Change", "open_session", "session_from_import",
+            "SESSION_MARK_LEGEND", "session_marks"]
 # What-if over a corpus (issue 19): ``context-assembler sweep`` and the SWEEP.json it writes.
 from .sweep import (SWEEP_FORMAT, BucketMember, Setting, bucket_members, is_sweep, is_sweep_file,  # noqa: E402
                     load_sweep, member_location, run_sweep, setting_of, settings_from, sweep_text)
@@ -68,4 +95,19 @@ from .sweep import (SWEEP_FORMAT, BucketMember, Setting, bucket_members, is_swee
 __all__ += [
     "SWEEP_FORMAT", "BucketMember", "Setting", "bucket_members", "is_sweep", "is_sweep_file", "load_sweep",
     "member_location", "run_sweep", "setting_of", "settings_from", "sweep_text",
+]
+# Experiments (seeds 003 and 001): variants sent to a model endpoint, answers recorded and graded offline;
+# the permission check and the request record (seed 001, 3.3 and 3.5).
+from .experiments import (EXPERIMENT_FORMAT, ILLUSTRATION, AnswersFile, Endpoint, EndpointError,  # noqa: E402
+                          Experiment, Grade, Graded, PositionPoint, Rules, Sampling, Subject, VariantError,
+                          grade_file, load_answers, load_rules, load_subject, parse_rules, run_experiment,
+                          sniff_answers, wilson)
+from .experiments import build_all as build_experiment  # noqa: E402
+from .permissions import NOT_PERMITTED, permitted, recorded_json  # noqa: E402
+
+__all__ += [
+    "EXPERIMENT_FORMAT", "ILLUSTRATION", "AnswersFile", "Endpoint", "EndpointError", "Experiment", "Grade", "Graded",
+    "PositionPoint", "Rules", "Sampling", "Subject", "VariantError", "grade_file", "load_answers", "load_rules",
+    "load_subject", "parse_rules", "run_experiment", "sniff_answers", "wilson", "build_experiment",
+    "NOT_PERMITTED", "permitted", "recorded_json",
 ]

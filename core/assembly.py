@@ -23,6 +23,7 @@ from collections import OrderedDict
 from .contracts import Request
 from .counting import TokenCounter
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
+from .permissions import permitted, with_record
 from .render import Selection, evidence_block, evidence_ranking, exchange_id, render
 from .result import AssemblyResult, TraceEntry
 
@@ -254,10 +255,13 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
     """
     items_before = counter.item_counts
     builders: list[_Builder] = []
+    asked = request
+    request, refused = permitted(request)  # before any selection: what the caller may not see never enters
 
     def run(builder: _Builder) -> AssemblyResult:
         builders.append(builder)
-        return _assemble(request, counter, builder)
+        result = _assemble(request, counter, builder)
+        return with_record(result, request, refused) if request is not asked or request.policy_version else result
 
     try:
         if reference:

@@ -11,7 +11,7 @@ from typing import Iterator
 
 from .counting import TokenCounter
 from .errors import CounterError
-from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, unescape
+from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, evidence_block, unescape
 from .result import NOT_SENT, AssemblyResult
 
 OPENER = re.compile(r"<evidence\b[^>]*>", re.IGNORECASE)
@@ -75,12 +75,30 @@ def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[F
         findings += _control_tokens(result, counter)
         findings += _recount(result, counter)
     findings += _trace_sum(result)
-    if result.input_tokens > result.input_budget:
-        findings.append(Finding("over-budget", "error",
-                                f"input_tokens {result.input_tokens} exceed the input allowance "
-                                f"{result.input_budget} by {result.input_tokens - result.input_budget}"))
+    findings += _budget(result)
     return sorted(findings, key=lambda f: (f.message_index if f.message_index is not None else -1,
                                           f.start or 0, f.rule))
+
+
+def _budget(result: AssemblyResult) -> Iterator[Finding]:
+    """The recorded count against the allowance: the result's own, and (a result's figures are not
+    trusted) the allowance its request gives."""
+    allowance = result.input_budget
+    request = result.request
+    if request is not None and getattr(request, "context_limit", None) is not None:
+        try:
+            allowance = min(allowance, request.input_budget)
+        except (AttributeError, TypeError, ValueError):
+            pass
+        else:
+            if request.input_budget != result.input_budget:
+                yield Finding("over-budget", "error" if result.input_budget > request.input_budget else "warning",
+                              f"the result records an input allowance of {result.input_budget}, but its request "
+                              f"allows {request.input_budget} (context_limit {request.context_limit} - "
+                              f"max_new_tokens {request.max_new_tokens} - margin {request.margin})")
+    if result.input_tokens > allowance:
+        yield Finding("over-budget", "error", f"input_tokens {result.input_tokens} exceed the input allowance "
+                                              f"{allowance} by {result.input_tokens - allowance}")
 
 
 def _trace_sum(result: AssemblyResult) -> Iterator[Finding]:
@@ -129,6 +147,8 @@ def _placement(result: AssemblyResult) -> Iterator[Finding]:
                       section="instructions", item_id="instructions")
     for i in systems:
         text = _content(result, i)
+        if request is not None and request.instructions and text == request.instructions:
+            continue  # the instructions as written: their words may name <evidence> blocks, and are trusted
         match = OPENER.search(text)
         if match:
             yield Finding("evidence-in-system", "error", "an evidence block is inside the system message",
@@ -201,7 +221,9 @@ def _evidence_region(role: str, text: str, request) -> str:
     """Where evidence blocks may be. Knowing the request, a user message's own words (a question,
     a history turn) are the user's, not passages: only the blocks before the question are scanned.
     Without it, the whole text is."""
-    if request is None or role == "system":
+    if role == "system":
+        return "" if request is not None and request.instructions and text == request.instructions else text
+    if request is None:
         return text
     if not text.startswith(EVIDENCE_PREAMBLE):
         return ""
@@ -220,7 +242,7 @@ def _boundaries(result: AssemblyResult) -> Iterator[Finding]:
         if request is not None:
             for passage in request.evidence:
                 literal = TAG.search(passage.text)
-                if literal and passage.text in text:
+                if literal and passage.text in text and evidence_block(passage) not in text:
                     at = text.find(passage.text)
                     start = at + literal.start()
                     reported.add((i, passage.id))
@@ -309,3 +331,6 @@ def _recount(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]
     if recount != result.input_tokens:
         yield Finding("count-mismatch", "error",
                       f"recorded input_tokens {result.input_tokens}, a recount with {counter.name} gives {recount}")
+        if recount > result.input_budget >= result.input_tokens:
+            yield Finding("over-budget", "error", f"a recount with {counter.name} gives {recount} tokens, over the "
+                                                  f"input allowance {result.input_budget}")

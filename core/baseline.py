@@ -43,6 +43,15 @@ def _arrival(request: Request) -> tuple[list[ChatMessage], list[tuple[str, str]]
 
 
 def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
+    from .permissions import permitted, with_record
+
+    asked = request
+    request, refused = permitted(request)  # the baseline, too, never sees what the caller may not
+    result = _naive_truncate(request, counter)
+    return with_record(result, request, refused) if request is not asked or request.policy_version else result
+
+
+def _naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
     budget = request.input_budget
     messages, origins = _arrival(request)
     tools = list(request.tools)
@@ -72,20 +81,25 @@ def naive_truncate(request: Request, counter: TokenCounter) -> AssemblyResult:
             return None
 
     total = count(alive)
+    costs: dict[tuple[str, str], tuple[int, str]] | None = None  # what each item costs in the whole request
     has_system = bool(origins) and origins[0] == ("instructions", "instructions")
     while (total is None or total > budget) and len(alive) > 1:
         victim = alive[1] if has_system and alive[0] == 0 and len(alive) > 2 else alive[0]
         rest = [i for i in alive if i != victim]
-        before = measure([messages[i] for i in alive], tools)
-        after_measure = measure([messages[i] for i in rest], tools)
-        tokens = before - after_measure if before is not None and after_measure is not None else 0
         section, item = origins[victim]
         reason = "oldest message; dropped until the request fits"
         if total is None:
             reason = "oldest message; dropped because the chat template refused the request with it"
-        trace.append(TraceEntry(section=section, id=item, decision="dropped", tokens=tokens, reason=reason))
+        if costs is None:
+            costs = _arrival_costs(request, messages, origins, tools, measure, counter)
+        tokens, note = costs[(section, item)]
+        trace.append(TraceEntry(section=section, id=item, decision="dropped", tokens=tokens, reason=reason + note))
         if victim == 0 and has_system:
-            trace.extend(_evidence_entries(request, "dropped", "pasted into the dropped system message"))
+            for p in request.evidence:
+                tokens, note = costs[("evidence", p.id)]
+                trace.append(TraceEntry(section="evidence", id=p.id, decision="dropped", tokens=tokens,
+                                        reason="pasted into the dropped system message" + note, score=p.score,
+                                        source=p.source))
         alive, total = rest, count(rest)
 
     if total is None:
@@ -147,9 +161,61 @@ def _kept_entries(request: Request, final: list[ChatMessage], origins: list[tupl
     return [template] + entries
 
 
-def _evidence_entries(request: Request, decision: str, reason: str) -> list[TraceEntry]:
-    entries = []
-    for p in request.evidence:
-        entries.append(TraceEntry(section="evidence", id=p.id, decision=decision, tokens=0, reason=reason,
-                                  score=p.score, source=p.source))
-    return entries
+def _arrival_costs(request: Request, messages: list[ChatMessage], origins: list[tuple[str, str]], tools: list,
+                   measure, counter: TokenCounter) -> dict[tuple[str, str], tuple[int, str]]:
+    """What each item costs in the whole request as it arrived (before anything is dropped), keyed by
+    (section, id), with a note when the figure is shared: the request is built up in order (the system
+    message instructions first, then each pasted passage) and each step's growth is its item's cost. A
+    prefix the chat template refuses (a tool call without its result yet) is carried to the next prefix
+    it accepts, and that growth is split between the messages by the tokens of their own text."""
+    costs: dict[tuple[str, str], tuple[int, str]] = {}
+    previous = measure([], tools)
+    pending: list[tuple[tuple[str, str], str]] = []  # (key, text) of steps not measured yet
+
+    def settle(now: int | None) -> None:
+        nonlocal previous, pending
+        if now is None:
+            return
+        grown = now - previous if previous is not None else 0
+        if len(pending) == 1:
+            costs[pending[0][0]] = (grown, "")
+        else:
+            weights = [max(1, counter.text_count(text)) for _, text in pending]
+            shares = _split(grown, weights)
+            note = (f"; its tokens are its share of the {grown} that {len(pending)} messages cost together "
+                    "(the chat template renders none of them alone)")
+            for (key, _), share in zip(pending, shares):
+                costs[key] = (share, note)
+        previous, pending = now, []
+
+    def step(key: tuple[str, str], text: str, conversation: list[ChatMessage]) -> None:
+        pending.append((key, text))
+        settle(measure(conversation, tools))
+
+    start = 0
+    if origins and origins[0] == ("instructions", "instructions"):
+        text = request.instructions
+        if request.instructions:
+            step(("instructions", "instructions"), text, [ChatMessage(role="system", content=text)])
+        text += "\n\n" if request.instructions and request.evidence else ""
+        for passage in request.evidence:
+            text += _raw_block(passage)
+            step(("evidence", passage.id), _raw_block(passage), [ChatMessage(role="system", content=text)])
+        start = 1
+    for position in range(start, len(messages)):
+        m = messages[position]
+        words = (m.content or "") + "".join(c.model_dump_json() for c in m.tool_calls)
+        step(origins[position], words, messages[:position + 1])
+    for key, text in pending:  # the whole request is refused: each message's own text is all there is
+        costs[key] = (counter.text_count(text), "; counted as its own text (the chat template refused the request)")
+    return costs
+
+
+def _split(total: int, weights: list[int]) -> list[int]:
+    """``total`` in integer parts proportional to ``weights``, adding up exactly (largest remainder)."""
+    whole = sum(weights)
+    exact = [total * w / whole for w in weights]
+    parts = [int(x // 1) for x in exact]
+    for k in sorted(range(len(parts)), key=lambda k: parts[k] - exact[k])[:total - sum(parts)]:
+        parts[k] += 1
+    return parts

@@ -24,18 +24,41 @@ from .errors import ContextBudgetError, ContextInspectorError, CounterError, Req
 from .replay import ReplayUnavailable
 from .loading import load_entries, load_request, load_result
 from .result import AssemblyResult
+from .inputs import tracking_reads
+from .outputs import printable, write_output
 
 EXIT_OK, EXIT_AUDIT, EXIT_BAD_INPUT, EXIT_REQUIRED_TOO_LARGE = 0, 1, 2, 3
 PROG = "context-assembler"
 # Commands that live in a module of their own under core/commands/: each module has
 # ``add_parser(sub) -> argparse.ArgumentParser`` (it adds its sub-parser and returns it) and
 # ``run(args) -> int`` (an exit code; it may raise the core's errors, handled here like any command's).
-COMMAND_MODULES: tuple[str, ...] = ("sweep",)
+COMMAND_MODULES: tuple[str, ...] = ("tokenizers", "show", "session", "sweep", "experiment", "grade")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, like every other bad input
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
+
+
+COUNTER_HELP = "mistral:<tokenizer>, openai:<model>, harmony:<model>, estimate:<model>, hf:<directory> or auto"
+
+
+def counter_options(p: argparse.ArgumentParser, default: str | None = None, help_text: str | None = None) -> None:
+    p.add_argument("--counter", default=default, metavar="SPEC",
+                   help=help_text or f"{COUNTER_HELP} (default {default or DEFAULT_COUNTER})")
+    p.add_argument("--chat-template-kwargs", metavar="K=V,...",
+                   help="for hf: counters, passed to the chat template (e.g. enable_thinking=true); recorded in the "
+                        "counter's identity. Default: none, the template's own defaults, as a server renders")
+
+
+def build_counter(args: argparse.Namespace, *, auto: bool = False):
+    """The counter the options name; with ``auto=True``, ``--counter auto`` gives a per-model ``AutoCounter``."""
+    from .counters import AutoCounter, parse_template_kwargs
+
+    kwargs = parse_template_kwargs(getattr(args, "chat_template_kwargs", None))
+    if auto and args.counter == "auto":
+        return AutoCounter(chat_template_kwargs=kwargs)
+    return make_counter(args.counter, chat_template_kwargs=kwargs) if kwargs else make_counter(args.counter)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,8 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def limit_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--counter", default=None, metavar="SPEC",
-                       help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
+        counter_options(p)
         p.add_argument("--context-limit", type=int, metavar="N")
         p.add_argument("--max-new-tokens", type=int, metavar="N")
         p.add_argument("--margin", type=int, metavar="N")
@@ -77,17 +99,17 @@ def _parser() -> argparse.ArgumentParser:
     budget_options(sub.add_parser("baseline", help="naive truncation of REQUEST.json, same result shape"))
     p_audit = sub.add_parser("audit", help="print structural findings of RESULT.json; exit 1 on any error")
     p_audit.add_argument("result", metavar="RESULT.json")
-    p_audit.add_argument("--counter", default=None, metavar="SPEC",
-                         help="check control tokens and recount with this counter "
-                              "(default: the result's own counter, when it can be built here)")
+    counter_options(p_audit, help_text="check control tokens and recount with this counter "
+                                       "(default: the result's own counter, when it can be built here)")
     p_audit.add_argument("--json", action="store_true", help="print findings as JSON lines")
     p_count = sub.add_parser("count", help="count each request of a provider body or trace export (format "
                                            "detected by content): per-message tokens, total, findings, drift")
     p_count.add_argument("file", metavar="FILE")
-    p_count.add_argument("--counter", default=None, metavar="SPEC",
-                         help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
+    counter_options(p_count, "auto", f"{COUNTER_HELP} (default auto: the counter each request's model calls for, "
+                                     "from the model registry)")
     p_count.add_argument("--context-limit", type=int, metavar="N",
-                         help="the model's context window (default: each request's own size, rounded up)")
+                         help="the model's context window (default: the model registry's window for each "
+                              "request's model, else the request's own size, rounded up)")
     p_count.add_argument("--json", action="store_true", help="print one JSON document")
     p_replay = sub.add_parser("replay", help="assemble a recorded result (or request) again under edited limits "
                                              "and print what changes; a JSONL gives aggregate what-if figures")
@@ -115,29 +137,20 @@ def _edited(request: Request, args: argparse.Namespace) -> Request:
         value = getattr(args, key)
         if value is not None:
             data[key] = value
-    if args.fill_order:
-        data["fill_order"] = [part.strip() for part in args.fill_order.split(",") if part.strip()]
+    if args.fill_order is not None:
+        data["fill_order"] = _fill_order(args.fill_order)
     try:
         return parse_request(data)
     except RequestError as exc:
         raise RequestError(exc.problems, source="command line") from None
 
 
-def _write(text: str, output: str | None, inputs: Sequence[str]) -> None:
+def _write(text: str, output: str | None, inputs: Sequence[str | None]) -> None:
+    """Write to ``output`` (stdout when absent), never over a file this run read (core.outputs)."""
     if output is None or output == "-":
         sys.stdout.write(text)
         return
-    target = Path(output)
-    for given in inputs:
-        if target.exists() and Path(given).exists() and os.path.samefile(target, given):
-            raise RequestError([("--output", "refusing to overwrite the input file")], source=output)
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise RequestError([("--output", f"cannot write: {exc.strerror or exc}")], source=output) from None
+    write_output(text, output, [*inputs, *(path for group in _RUN_INPUTS for path in group)])
 
 
 def _load_assemblable(path: str, windows: str | None = None):
@@ -154,8 +167,16 @@ def _load_assemblable(path: str, windows: str | None = None):
     return load_request(path)
 
 
+def _fill_order(text: str) -> list[str]:
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise RequestError([("--fill-order", f"names the sections to fill, e.g. evidence,history (got {text!r})")],
+                           source="command line")
+    return parts
+
+
 def _edited_plan(request, args: argparse.Namespace):
-    if args.margin is not None or args.fill_order:
+    if args.margin is not None or args.fill_order is not None:
         raise RequestError([("--margin/--fill-order", "a plan request sets these in its plan")], source=args.request)
     plan = request.plan.model_dump()
     if args.context_limit is not None:
@@ -190,7 +211,7 @@ def _cmd_plan(args: argparse.Namespace, request) -> int:
     from .plans import SummaryStore, assemble_plan_request
 
     request = _edited_plan(request, args)
-    counter = make_counter(args.counter)
+    counter = build_counter(args)
     summariser = _summariser(args)
     store = SummaryStore(args.store) if getattr(args, "store", None) else None
     stats: dict = {}
@@ -225,7 +246,7 @@ def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
                                source=args.request)
         return _cmd_plan(args, loaded)
     request = _edited(loaded, args)
-    counter = make_counter(args.counter)
+    counter = build_counter(args)
     stats: dict = {}
     started = time.perf_counter()
     try:
@@ -238,7 +259,7 @@ def _cmd_assemble(args: argparse.Namespace, baseline: bool) -> int:
             result = assemble(request, counter, reference=args.reference_recount, stats=stats)
     except RequiredContextTooLarge as exc:
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-        print(f"{PROG}: {args.request}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: {args.request}: {exc}")
         return EXIT_REQUIRED_TOO_LARGE
     finally:
         if getattr(args, "timings", False):  # assembly alone: no start-up, no file loading, no writing
@@ -251,12 +272,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     result = load_result(args.result)
     counter = None
     if args.counter:
-        counter = make_counter(args.counter)
+        counter = build_counter(args)
     elif result.counter is not None:
         try:  # the result's own counter, when it can be rebuilt here
             counter = make_counter(result.counter.name)
         except ContextInspectorError as exc:
-            print(f"{PROG}: note: not checking control tokens or the count ({exc})", file=sys.stderr)
+            _say(f"{PROG}: note: not checking control tokens or the count ({exc})")
     findings = audit(result, counter)
     for f in findings:
         if args.json:
@@ -277,7 +298,7 @@ def _cmd_count(args: argparse.Namespace) -> int:
         raise RequestError([("--context-limit", f"must be a positive number of tokens, not {args.context_limit}")],
                            source="command line")
     imported = import_file(args.file)
-    report = count_file(imported, make_counter(args.counter), context_limit=args.context_limit)
+    report = count_file(imported, build_counter(args, auto=True), context_limit=args.context_limit)
     sys.stdout.write(report_json(report) if args.json else report_text(report))
     return EXIT_OK
 
@@ -287,22 +308,26 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .replay import Edits, diff, replay, what_if
 
     edits = Edits(context_limit=args.context_limit, max_new_tokens=args.max_new_tokens, margin=args.margin,
-                  fill_order=tuple(p.strip() for p in args.fill_order.split(",") if p.strip())
-                  if args.fill_order else None)
+                  fill_order=tuple(_fill_order(args.fill_order)) if args.fill_order is not None else None)
     _check_edits(edits)
-    counter = make_counter(args.counter)
+    counter = build_counter(args)
     entries = load_entries(args.file)
     recordings = [e.result or e.request or e.extra.get("plan_request") for e in entries if e.kind != "rejected"]
     if not recordings:
         raise RequestError([("", "no request or result to replay")], source=args.file)
     if len(recordings) == 1:
         recorded = recordings[0]
-        before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
+        try:
+            before = recorded if isinstance(recorded, AssemblyResult) else replay(recorded, counter=counter)
+        except RequiredContextTooLarge as exc:
+            if edits.is_empty():
+                raise
+            return _replay_unrecorded(args, recorded, edits, counter, exc)
         try:
             after = replay(recorded, edits=edits, counter=counter)
         except RequiredContextTooLarge as exc:
             sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-            print(f"{PROG}: {args.file}: under these edits, {exc}", file=sys.stderr)
+            _say(f"{PROG}: {args.file}: under these edits, {exc}")
             return EXIT_REQUIRED_TOO_LARGE
         changes = diff(before, after)
         sys.stdout.write(json.dumps(changes.to_json(), indent=2) + "\n" if args.json else changes.to_text() + "\n")
@@ -312,6 +337,29 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if bar is not None:
         sys.stderr.write("\n")
     sys.stdout.write(json.dumps(summary.to_json(), indent=2) + "\n" if args.json else summary.to_text() + "\n")
+    return EXIT_OK
+
+
+def _replay_unrecorded(args, recorded, edits, counter, refused: RequiredContextTooLarge) -> int:
+    """A request that does not fit its own limits has no 'before': show the edited assembly alone."""
+    from .replay import replay
+
+    try:
+        after = replay(recorded, edits=edits, counter=counter)
+    except RequiredContextTooLarge as exc:
+        sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
+        _say(f"{PROG}: {args.file}: under these edits, {exc}")
+        return EXIT_REQUIRED_TOO_LARGE
+    items = [{"section": e.section, "id": e.id, "decision": e.decision, "tokens": e.tokens} for e in after.trace]
+    budget = {key: getattr(after, key) for key in ("input_tokens", "input_budget", "remaining_tokens",
+                                                  "context_limit", "max_new_tokens", "margin")}
+    if args.json:
+        sys.stdout.write(json.dumps({"recorded": refused.record(), "after": budget, "items": items}, indent=2) + "\n")
+    else:
+        lines = [f"as recorded, {refused}", "under these edits it fits: " +
+                 ", ".join(f"{key} {value}" for key, value in budget.items())]
+        lines += [f"  {i['section']:16} {i['id']:28} {i['decision']:10} {i['tokens']}" for i in items]
+        sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
 
 
@@ -340,8 +388,29 @@ def _file_of(args: argparse.Namespace) -> str:
     return getattr(args, "request", None) or getattr(args, "result", None) or getattr(args, "file", None) or "input"
 
 
+_RUN_INPUTS: list[set[str]] = []  # while a command runs: the files it has read (core.inputs) and declared ones
+
+
+def _declared_inputs(args: argparse.Namespace) -> set[str]:
+    """Inputs a run reads other than through core.inputs: a tokenizer directory, a summary store."""
+    declared = {getattr(args, "store", None) or ""}
+    spec = getattr(args, "counter", None) or ""
+    if spec.startswith("hf:"):
+        declared.add(spec[3:])
+    return {path for path in declared if path}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with tracking_reads() as seen:
+        _RUN_INPUTS[:] = [seen, _declared_inputs(args)]
+        try:
+            return _main(args)
+        finally:
+            _RUN_INPUTS.clear()
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "_run", None) is not None:
             return args._run(args)
@@ -356,17 +425,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_audit(args)
     except ContextBudgetError as exc:  # a plan that cannot fit without breaking a rule: like exit 3
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-        print(f"{PROG}: {_file_of(args)}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: {_file_of(args)}: {exc}")
         return EXIT_REQUIRED_TOO_LARGE
     except (CounterError, ReplayUnavailable) as exc:  # raised while working on a named file: name it
-        print(f"{PROG}: error: {_file_of(args)}: {exc}", file=sys.stderr)
+        _say(f"{PROG}: error: {_file_of(args)}: {exc}")
+        return EXIT_BAD_INPUT
+    except RequestError as exc:  # every exit-2 line names the file it is about
+        _say(f"{PROG}: error: {exc if exc.source else exc.with_source(_file_of(args))}")
         return EXIT_BAD_INPUT
     except ContextInspectorError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        _say(f"{PROG}: error: {exc}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        _say(f"{PROG}: interrupted")
         return 130
+    except BaseException as exc:  # a tokenizer's Rust panic is a BaseException (pyo3's PanicException)
+        if type(exc).__name__ != "PanicException":
+            raise
+        _say(f"{PROG}: error: {_file_of(args)}: the tokenizer failed on this input: {str(exc)[:200]}")
+        return EXIT_BAD_INPUT
+
+
+def _say(line: str) -> None:
+    """One line on stderr, control characters escaped (the input's text must not act on the terminal)."""
+    print(printable(line), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,11 @@ class ToolDefinition(_Strict):
     name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    access: list[str] | None = None  # labels that may see it (seed 001, 3.3); None: everyone
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_access(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self), "access")
 
     @field_validator("parameters")
     @classmethod
@@ -133,6 +138,21 @@ class Evidence(_Strict):
     source: str = ""
     text: str
     score: float = Field(allow_inf_nan=False)
+    access: list[str] | None = None  # labels that may see it (seed 001, 3.3); None: everyone
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_access(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self), "access")
+
+
+class LoggingPolicy(_Strict):
+    """What a recorded result may keep (seed 001, 3.5): the fields removed from the record, who may
+    read it and how long it is kept. A removal that prevents an exact replay is said in the result."""
+
+    redact: list[Literal["instructions", "history", "current", "tool_exchanges", "evidence"]] = Field(
+        default_factory=list)
+    readers: list[str] = Field(default_factory=list)
+    retention_days: int | None = Field(default=None, gt=0)
 
 
 class Request(_Strict):
@@ -150,6 +170,17 @@ class Request(_Strict):
     margin: int = Field(default=0, ge=0)
     fill_order: list[Literal["history", "evidence"]] = Field(
         default_factory=lambda: ["history", "evidence"])
+    # The request record (seed 001, 3.5) and the permission check (3.3): ``policy_version`` is the
+    # version of the instructions this request requires, ``instructions_version`` the version the
+    # instructions carry; ``grants`` are the caller's access labels. Left out of dumps when absent.
+    policy_version: str | None = Field(default=None, min_length=1)
+    instructions_version: str | None = Field(default=None, min_length=1)
+    grants: list[str] | None = None
+    logging: LoggingPolicy | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_record_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self), "policy_version", "instructions_version", "grants", "logging")
 
     @property
     def input_budget(self) -> int:
@@ -157,6 +188,10 @@ class Request(_Strict):
 
     @model_validator(mode="after")
     def _coherent(self) -> "Request":
+        if self.policy_version is not None and self.policy_version != self.instructions_version:
+            carried = f"version {self.instructions_version!r}" if self.instructions_version else "no version"
+            raise ValueError(f"policy_version {self.policy_version!r} is required but the instructions carry "
+                             f"{carried}; the request is refused rather than sent with another policy")
         if sorted(self.fill_order) != sorted(SECTIONS_OPTIONAL):
             raise ValueError("fill_order must name 'history' and 'evidence' once each")
         if self.input_budget <= 0:
@@ -195,6 +230,13 @@ class Request(_Strict):
 
     def turn_ids(self) -> list[str]:
         return [turn[0].id or f"turn-{n}" for n, turn in enumerate(self.history_turns(), start=1)]
+
+
+def _without_none(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
 
 
 def _first_duplicate(values: list[str]) -> str | None:

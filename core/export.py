@@ -14,13 +14,13 @@ the network; the same result gives the same bytes.
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 from typing import Any, Iterable
 
+from . import htmlreport
 from .audit import Finding
 from .contracts import ChatMessage, ToolCall
-from .result import SECTION_ORDER, SPAN_PREFIX, AssemblyResult
+from .result import SPAN_PREFIX, AssemblyResult
 
 ATTRIBUTE_PREFIX = SPAN_PREFIX
 EXPORT_KINDS: dict[str, tuple[str, str]] = {  # kind -> (file suffix, what it is)
@@ -171,148 +171,15 @@ def otlp_trace(result: AssemblyResult, *, redact: bool = False, trace_id: str | 
 
 
 # ------------------------------------------------------------------------------------------
-# HTML report
-
-# The inspector's section colours (Paul Tol's "bright" scheme), so the report reads like the app.
-SECTION_COLOURS = {"template": "#9A9A9A", "instructions": "#4477AA", "tools": "#AA3377", "history": "#66CCEE",
-                   "current": "#EE6677", "tool_exchanges": "#CCBB44", "evidence": "#228833"}
-FALLBACK_COLOURS = ("#A0785A", "#7F6FBF", "#5F9E6E", "#D08C60", "#8C8C5A")
-RESERVE_COLOURS = {"free": "#B8D8B8", "margin": "#C8A2C8", "reserve": "#7D8CA3"}
-
-_STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222;background:#fff}
-h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}
-table{border-collapse:collapse;width:100%}th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;
-vertical-align:top}th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.sw{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em;border:1px solid #0003}
-.dropped{color:#777}.error{color:#C62828;font-weight:600}.warning{color:#B26A00;font-weight:600}
-pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:.5em;margin:.2em 0}
-dl{display:grid;grid-template-columns:max-content auto;gap:.1em 1em}dt{font-weight:600}
-"""
-
-
-def _esc(text: Any) -> str:
-    """HTML-escaped text; ``://`` is written as an entity too, so no URL appears in the file even when a
-    message quotes one (the page loads nothing and links nowhere)."""
-    return html.escape(str(text), quote=True).replace("://", "&#58;//")
-
-
-def _colour(section: str, others: list[str]) -> str:
-    if section in SECTION_COLOURS:
-        return SECTION_COLOURS[section]
-    if section not in others:
-        others.append(section)
-    return FALLBACK_COLOURS[others.index(section) % len(FALLBACK_COLOURS)]
-
-
-def budget_svg(result: AssemblyResult, *, width: int = 960) -> str:
-    """The budget bar: each section's sent tokens in its colour, free room, margin and output reserve up to
-    the context limit; below it, from the allowance line on, what was dropped, ghosted and hatched."""
-    others: list[str] = []
-    sent = result.sent_tokens_by_section()
-    dropped = result.section_tokens("dropped")
-    order = [s for s in SECTION_ORDER if sent.get(s)] + sorted(set(sent) - set(SECTION_ORDER))
-    dropped_total = sum(dropped.values())
-    scale_to = max(result.context_limit, result.input_tokens, result.input_budget + dropped_total, 1)
-    unit = (width - 2) / scale_to
-    lane, gap = 34, 10
-    shapes: list[str] = []
-    x = 1.0
-
-    def rect(x0: float, tokens: int, y: int, fill: str, label: str, extra: str = "") -> float:
-        w = max(tokens * unit, 0.0)
-        if w > 0:
-            shapes.append(f'<rect x="{x0:.2f}" y="{y}" width="{w:.2f}" height="{lane}" fill="{fill}" '
-                          f'stroke="#fff" stroke-width="1"{extra}><title>{_esc(label)}</title></rect>')
-        return x0 + w
-
-    for section in order:
-        x = rect(x, sent[section], 1, _colour(section, others), f"{section}: {sent[section]} tokens sent")
-    free = max(result.input_budget - result.input_tokens, 0)
-    x = rect(x, free, 1, RESERVE_COLOURS["free"], f"free: {free} tokens of the input allowance unused")
-    x = rect(x, result.margin, 1, RESERVE_COLOURS["margin"], f"margin: {result.margin} tokens")
-    rect(x, result.max_new_tokens, 1, RESERVE_COLOURS["reserve"], f"output reserve: {result.max_new_tokens} tokens")
-    allowance_x = 1 + result.input_budget * unit
-    x = allowance_x
-    y2 = 1 + lane + gap
-    for section in [s for s in SECTION_ORDER if dropped.get(s)] + sorted(set(dropped) - set(SECTION_ORDER)):
-        x = rect(x, dropped[section], y2, _colour(section, others), f"{section}: {dropped[section]} tokens dropped",
-                 ' fill-opacity="0.35" stroke-dasharray="4 2"')
-        shapes.append(f'<rect x="{x - dropped[section] * unit:.2f}" y="{y2}" width="{dropped[section] * unit:.2f}" '
-                      f'height="{lane}" fill="url(#hatch)" pointer-events="none"/>')
-    height = y2 + lane + 18
-    limit_x = 1 + result.context_limit * unit
-    marks = (f'<line x1="{allowance_x:.2f}" x2="{allowance_x:.2f}" y1="0" y2="{height - 16}" stroke="#222" '
-             f'stroke-width="2"><title>input allowance: {result.input_budget} tokens</title></line>'
-             f'<line x1="{limit_x:.2f}" x2="{limit_x:.2f}" y1="0" y2="{height - 16}" stroke="#222" '
-             f'stroke-dasharray="3 3"><title>context limit: {result.context_limit} tokens</title></line>'
-             f'<text x="{min(allowance_x, width - 160):.2f}" y="{height - 3}" font-size="12">allowance '
-             f'{result.input_budget}</text>')
-    defs = ('<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-            'patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#0006" stroke-width="2"/>'
-            '</pattern></defs>')
-    return (f'<svg role="img" aria-label="token budget" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}">{defs}{"".join(shapes)}{marks}</svg>')
-
-
-def _legend(result: AssemblyResult) -> str:
-    others: list[str] = []
-    sections = [s for s in SECTION_ORDER if any(e.section == s for e in result.trace)]
-    sections += sorted({e.section for e in result.trace} - set(sections))
-    items = [f'<span class="sw" style="background:{_colour(s, others)}"></span>{_esc(s)}' for s in sections]
-    items += [f'<span class="sw" style="background:{c}"></span>{k}' for k, c in RESERVE_COLOURS.items()]
-    return "<p>" + " &nbsp; ".join(items) + "</p>"
+# HTML report (core.htmlreport: the app's bar layout, section names, order and colours)
 
 
 def html_report(result: AssemblyResult, findings: list[Finding] | None = None, *, title: str | None = None,
                 redact: bool = False) -> str:
-    """One HTML file: the budget bar (inline SVG), the section table and the audit findings; the
-    messages too, unless redacted. Loads nothing, runs nothing."""
-    title = title or f"Context report: {result.request_id or result.strategy}"
-    counter = result.counter.name if result.counter else "unknown counter"
-    facts = [("strategy", result.strategy), ("counter", counter),
-             ("input tokens", f"{result.input_tokens} of an allowance of {result.input_budget} "
-                              f"({result.remaining_tokens} left)"),
-             ("context limit", f"{result.context_limit} = allowance + output reserve {result.max_new_tokens} "
-                               f"+ margin {result.margin}")]
-    for key in ("source_format", "model", "provider_input_tokens", "count_drift", "finish_reason", "trace_id",
-                "span_id", "context_limit_source", "count_basis"):
-        if _extra(result, key) is not None:
-            facts.append((key.replace("_", " "), _extra(result, key)))
-    rows = []
-    for e in result.trace:
-        where = ", ".join(str(i) for i in e.message_indices)
-        rows.append(f'<tr class="{_esc(e.decision)}"><td>{_esc(e.section)}</td><td>{_esc(e.id)}</td>'
-                    f'<td>{_esc(e.decision)}</td><td class="n">{e.tokens}</td><td>{_esc(where)}</td>'
-                    f'<td>{_esc(e.reason)}</td></tr>')
-    sections = result.sent_tokens_by_section()
-    summary = "".join(f"<tr><td>{_esc(s)}</td><td class='n'>{t}</td></tr>" for s, t in sections.items())
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{_esc(title)}</title><style>{_STYLE}</style></head><body>",
-           f"<h1>{_esc(title)}</h1>",
-           "<dl>" + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in facts) + "</dl>",
-           "<h2>Budget</h2>", budget_svg(result), _legend(result),
-           "<h2>Sections</h2><table><tr><th>section</th><th>tokens sent</th></tr>" + summary + "</table>",
-           "<h2>Items</h2><table><tr><th>section</th><th>item</th><th>decision</th><th>tokens</th>"
-           "<th>messages</th><th>reason</th></tr>" + "".join(rows) + "</table>",
-           "<h2>Audit findings</h2>"]
-    if findings is None:
-        out.append("<p>The audit was not run for this report.</p>")
-    elif not findings:
-        out.append("<p>No findings.</p>")
-    else:
-        out.append("<table><tr><th>severity</th><th>rule</th><th>where</th><th>finding</th></tr>" + "".join(
-            f'<tr><td class="{_esc(f.severity)}">{_esc(f.severity)}</td><td>{_esc(f.rule)}</td>'
-            f"<td>{_esc(f.location())}</td><td>{_esc(f.message)}</td></tr>" for f in findings) + "</table>")
-    out.append("<h2>Messages</h2>")
-    for i, m in enumerate(_messages(result, redact)):
-        calls = "".join(f"<pre>call {_esc(c.id)}: {_esc(c.name)}({_esc(_arguments_text(c))})</pre>"
-                        for c in m.tool_calls)
-        answered = f" (result of {_esc(m.tool_call_id)})" if m.tool_call_id else ""
-        body = f"<pre>{_esc(m.content)}</pre>" if m.content is not None else ""
-        out.append(f"<h3>{i}: {_esc(m.role)}{answered}</h3>{body}{calls}")
-    out.append("</body></html>\n")
-    return "\n".join(out)
+    """One HTML file: the budget bar (inline SVG, fit-to-input and whole-window), the composition table,
+    the items and the audit findings; the messages too, unless redacted. Loads nothing, runs nothing."""
+    return htmlreport.html_report(result, findings, title=title, redact=redact, messages=_messages,
+                                  arguments=_arguments_text)
 
 
 def export_text(result: AssemblyResult, kind: str, *, redact: bool = False, findings: list[Finding] | None = None,

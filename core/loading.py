@@ -13,9 +13,9 @@ from typing import Any, Iterator
 
 from .contracts import Request, parse_request
 from .errors import InputFileError, RequestError
+from .inputs import MAX_DOCUMENT_BYTES, MAX_FILE_BYTES, decode_json, read_bytes, regular_file
 from .result import AssemblyResult, looks_like_request, looks_like_result, parse_result
 
-MAX_FILE_BYTES = 1 << 30  # 1 GiB: beyond this a file is refused before it is read
 
 
 @dataclass
@@ -33,21 +33,8 @@ class LoadedEntry:
 
 
 def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise InputFileError(str(path), "no such file") from None
-    except OSError as exc:
-        raise InputFileError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    if path.is_dir():
-        raise InputFileError(str(path), "is a directory, not a file")
-    if size > max_bytes:
-        raise InputFileError(str(path), f"file is {size:,} bytes, over the {max_bytes:,}-byte limit")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputFileError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    """A regular file's text (UTF-8, a BOM allowed), through the input layer's checks (core.inputs)."""
+    data = read_bytes(path, max_bytes=max_bytes)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -59,12 +46,12 @@ def read_text(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
 
 def _decode(text: str, path: str, line_offset: int = 0) -> Any:
     try:
-        return json.loads(text)
+        return decode_json(text)
     except json.JSONDecodeError as exc:
         raise InputFileError(path, f"malformed JSON: {exc.msg.removesuffix(' at')}", line=exc.lineno + line_offset,
                              column=exc.colno) from None
-    except RecursionError:
-        raise InputFileError(path, "JSON nested too deeply") from None
+    except ValueError as exc:  # a limit of the input layer: depth, number size, surrogates, size
+        raise InputFileError(path, str(exc), line=line_offset + 1 if line_offset else None) from None
 
 
 def read_json(path: str | Path) -> Any:
@@ -83,12 +70,38 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int | None, Any]]:
             if line.strip():
                 yield number, _decode(line, str(path), line_offset=number - 1)
         return
-    value = _decode(text, str(path))
+    try:
+        value = _decode(text, str(path))
+    except InputFileError:
+        broken = _broken_jsonl_line(text)
+        if broken is None:
+            raise
+        number, line = broken  # JSON Lines whose first line is broken: name that line, not where the parse gave up
+        _decode(line, str(path), line_offset=number - 1)
+        raise
     if isinstance(value, list):
         for item in value:
             yield None, item
     else:
         yield None, value
+
+
+def _broken_jsonl_line(text: str) -> tuple[int, str] | None:
+    """For a text that is not one JSON document: when its other lines are whole JSON objects (so it is
+    JSON Lines with a broken line), the first broken line and its number; otherwise ``None``."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(lines) < 2:
+        return None
+    whole = 0
+    first_bad = None
+    for number, line in lines[:50]:
+        try:
+            value = json.loads(line)
+        except (json.JSONDecodeError, ValueError, RecursionError):
+            first_bad = first_bad or (number, line)
+            continue
+        whole += isinstance(value, dict)
+    return first_bad if first_bad is not None and whole else None
 
 
 def looks_like_jsonl(text: str) -> bool:
@@ -234,11 +247,7 @@ def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes:
     """Index a JSONL file; ``progress(done_bytes, total_bytes)`` is called now and then and
     ``should_stop()`` is polled, so a GUI can show progress and cancel (``None`` is returned)."""
     path = Path(path)
-    if not path.exists():
-        raise InputFileError(str(path), "no such file")
-    if path.is_dir():
-        raise InputFileError(str(path), "is a directory, not a file")
-    total = path.stat().st_size
+    total = regular_file(path).st_size
     if total > max_bytes:
         raise InputFileError(str(path), f"file is {total:,} bytes, over the {max_bytes:,}-byte limit")
     rows: list[RowSummary] = []
@@ -248,11 +257,14 @@ def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes:
             length = len(raw)
             if raw.strip():
                 try:
-                    value = json.loads(raw)
+                    if length > MAX_DOCUMENT_BYTES:
+                        raise ValueError(f"a line of {length:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit")
+                    value = decode_json(raw.decode("utf-8"))
                     rows.append(_summary(value, len(rows), number, offset, length))
-                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
                     problem = ("not valid UTF-8" if isinstance(exc, UnicodeDecodeError)
-                               else f"malformed JSON: {getattr(exc, 'msg', 'nested too deeply')}")
+                               else f"malformed JSON: {exc.msg}" if isinstance(exc, json.JSONDecodeError)
+                               else str(exc))
                     rows.append(RowSummary(len(rows), number, offset, length, "error", f"line {number}",
                                            problem=problem))
             offset += length

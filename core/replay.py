@@ -49,6 +49,9 @@ def source_of(recorded: AssemblyResult | Request | Any):
     if isinstance(recorded, (Request, PlanRequest)):
         return recorded
     if isinstance(recorded, AssemblyResult):
+        extra = recorded.model_extra or {}
+        if extra.get("replay_exact") is False:  # a logging policy removed text the assembly used
+            raise ReplayUnavailable(f"this result cannot be replayed: {extra.get('replay_note') or 'fields were redacted'}")
         if recorded.request is not None:
             return recorded.request
         plan_request = (recorded.model_extra or {}).get("plan_request")
@@ -64,6 +67,9 @@ def edited_request(source, edits: Edits):
     from .plans import PlanRequest, parse_plan_request
 
     if isinstance(source, PlanRequest):
+        if edits.margin is not None:
+            raise RequestError([("edits.margin", "a plan has no margin: its budget_tokens and reserve_output_tokens "
+                                                 "(--context-limit, --max-new-tokens) set the allowance")])
         data = source.model_dump(mode="json")
         plan = data["plan"]
         if edits.context_limit is not None:

@@ -18,9 +18,10 @@ from .errors import RequestError
 RESULT_FORMAT = "context-inspector/result@1"
 SPAN_PREFIX = "context_inspector."  # span attribute names: context_inspector.input_tokens, ...
 
-Decision = Literal["kept", "dropped", "required", "pinned", "summarised"]
-DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped")
-NOT_SENT: tuple[str, ...] = ("dropped", "summarised")  # decisions whose item is not in the prompt as itself
+Decision = Literal["kept", "dropped", "required", "pinned", "summarised", "not permitted"]
+DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped", "not permitted")
+# decisions whose item is not in the prompt as itself ("not permitted": removed before selection, seed 001 3.3)
+NOT_SENT: tuple[str, ...] = ("dropped", "summarised", "not permitted")
 # Sections in prompt order, as the trace and the inspector name them.
 SECTION_ORDER: tuple[str, ...] = ("template", "instructions", "tools", "history", "current",
                                   "tool_exchanges", "evidence")
@@ -127,7 +128,9 @@ class AssemblyResult(BaseModel):
         return self.input_tokens > self.input_budget
 
     def to_json(self) -> str:
-        data = self.model_dump(mode="json", exclude_none=True)
+        from .permissions import recorded_json  # the request's logging policy decides what is kept
+
+        data = recorded_json(self)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

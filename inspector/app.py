@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--replay-limit", type=int, metavar="TOKENS",
                         help="open the replay panel and replay the selected request under this context limit "
                              "(the bars, the tree's change marks and the what-if chart show it)")
+    parser.add_argument("--bar-view", choices=("fit", "window", "composition"),
+                        help="with --screenshot: the budget bar's view (fit to input, whole window, composition)")
+    parser.add_argument("--size", metavar="WxH",
+                        help=f"with --screenshot: the window size (default {SCREENSHOT_SIZE[0]}x{SCREENSHOT_SIZE[1]})")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
 
@@ -79,6 +83,16 @@ def _app_icon():
     return icon
 
 
+def startup_counter(args: argparse.Namespace) -> str | None:
+    """--counter if given; the demo always counts with the embedded counter (a remembered tokenizer
+    directory may be gone or refuse the demo); otherwise None: the one remembered in settings."""
+    if args.counter:
+        return args.counter
+    import core
+
+    return core.DEFAULT_COUNTER if args.demo else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -99,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return _screenshot(args, Settings())
     # problems also go to stderr, for whoever started the app from a terminal
     logging.basicConfig(level=logging.WARNING, format="context-inspector: %(levelname)s: %(message)s")
-    window = MainWindow(counter_spec=args.counter)
+    window = MainWindow(counter_spec=startup_counter(args))
     _report_unexpected_errors(window)
     window.show()
     if args.demo:
@@ -178,7 +192,17 @@ def _screenshot(args: argparse.Namespace, settings) -> int:
         return 2
     window.select_proxy_row(args.row - 1)
     window.detail.setCurrentIndex(TABS.index(args.tab))
-    window.resize(*SCREENSHOT_SIZE)
+    size = SCREENSHOT_SIZE
+    if args.size:
+        try:
+            size = tuple(int(v) for v in args.size.lower().split("x", 1))
+        except ValueError:
+            print(f"context-inspector: --size {args.size}: expected WIDTHxHEIGHT, e.g. 1280x800", file=sys.stderr)
+            window.close()
+            return 2
+    window.resize(*size)
+    if args.bar_view:
+        window.bar.set_view(args.bar_view)
     if args.replay_limit is not None:
         window.act_replay.trigger()
         window.wait_until_idle()

@@ -19,9 +19,11 @@ import core
 
 from . import APP_NAME
 from .controllers.counter import CounterController
+from .controllers.experiments import ExperimentsController
 from .controllers.imports import ImportController
 from .controllers.opening import Opener
 from .controllers.replay import ReplayWiring
+from .controllers.session import SessionController
 from .controllers.sweep import SweepController
 from .document import Row
 from .document.imported import model_key
@@ -32,11 +34,13 @@ from .help import about_box, about_text
 from .menus import build_actions, build_menus
 from .panes.budgetbar import BudgetBar
 from .panes.detail import DetailTabs
+from .panes.experiments import ExperimentsPane
 from .panes.importbar import ImportedRequestBar
 from .panes.messagebar import MessageBar
 from .panes.replaypanel import ReplayPanel
 from .panes.requestlist import RequestListPane
 from .panes.sectiontree import SectionTreePane
+from .panes.session import SessionPane
 from .panes.statusline import StatusLine
 from .panes.sweep import SweepPane
 from .workers import CounterCache, ReplayController, shared_counter_cache
@@ -65,6 +69,8 @@ class MainWindow(QMainWindow):
         self.opener = Opener(self)
         self.sweeps = SweepController(self)
         self.imports = ImportController(self)
+        self.sessions = SessionController(self)
+        self.experiments = ExperimentsController(self)
         self.saver = Saver(self)
         build_actions(self)
         self.replaying = ReplayWiring(self)
@@ -123,8 +129,14 @@ class MainWindow(QMainWindow):
         self.replay_panel = ReplayPanel(self)
         self.replay_dock = self._dock("Replay", "replayDock", self.replay_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self.replay_dock.setMinimumWidth(430)
+        self.session_pane = SessionPane(self)
+        self.session_dock = self._dock("Session", "sessionDock", self.session_pane,
+                                       Qt.DockWidgetArea.BottomDockWidgetArea)
         self.sweep_pane = SweepPane(self)
         self.sweep_dock = self._dock("Sweep", "sweepDock", self.sweep_pane, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.experiments_pane = ExperimentsPane(self)
+        self.experiments_dock = self._dock("Experiments", "experimentsDock", self.experiments_pane,
+                                           Qt.DockWidgetArea.BottomDockWidgetArea)
 
         self.status = StatusLine(self.statusBar())
         self.counter_label, self.tokens_label = self.status.counter_label, self.status.tokens_label
@@ -145,6 +157,9 @@ class MainWindow(QMainWindow):
         self.sections.itemPicked.connect(lambda section, item: self.select_item(section, item, origin="tree"))
         self.sections.onlyChangesToggled.connect(self._only_changes_toggled)
         self.bar.segmentClicked.connect(lambda section, item: self.select_item(section, item, origin="bar"))
+        for chart in (self.bar, self.replay_panel.whatif):  # PNG/SVG for slides
+            chart.exported.connect(lambda path: self.report("info", f"Chart saved to {path}"))
+            chart.exportFailed.connect(lambda why: self.report("error", f"Chart not saved: {why}"))
         self.detail.request.regionClicked.connect(lambda s, i: self.select_item(s, i, origin="request"))
         self.detail.audit.findingActivated.connect(self.select_finding)
         self.cancel_button.clicked.connect(self.cancel_loading)
@@ -232,6 +247,15 @@ class MainWindow(QMainWindow):
 
     def open_files(self, paths: list[str]) -> None:
         self.opener.open_files(paths)
+        self.experiments.files_opened(paths)  # an answers file also fills the Experiments pane
+
+    def show_experiment(self, view) -> None:
+        self.experiments_pane.show_view(view)
+        self.show_experiments_dock()
+
+    def show_experiments_dock(self) -> None:
+        self.experiments_dock.show()
+        self.experiments_dock.raise_()
 
     def open_demo(self) -> None:
         self.opener.open_demo()
@@ -276,7 +300,8 @@ class MainWindow(QMainWindow):
 
     def is_idle(self, *, ignore_sweep: bool = False) -> bool:
         return (not self.opener.is_busy() and not self.counters.pending and self.replay.is_idle()
-                and self.imports.is_idle() and (ignore_sweep or self.sweeps.is_idle()))
+                and self.imports.is_idle() and self.sessions.is_idle() and self.experiments.is_idle()
+                and (ignore_sweep or self.sweeps.is_idle()))
 
     # ------------------------------------------------------------------ selection (the one state)
 
@@ -331,6 +356,7 @@ class MainWindow(QMainWindow):
         else:
             self.import_bar.show_row(None, None)
             self.act_context_limit.setText("Context &Limit for Model…")
+        self.sessions.row_selected(row)
 
     def refresh_view(self) -> None:
         """Every pane again from the selection state (a new row, or a new replay of it)."""
@@ -416,6 +442,8 @@ class MainWindow(QMainWindow):
         self.cancel_loading()
         self.replay.shutdown()
         self.imports.stop()
+        self.sessions.stop()
+        self.experiments.wait()
         self.opener.wait()
         self.counters.wait()
         self.sweeps.wait()

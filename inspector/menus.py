@@ -55,6 +55,20 @@ def build_actions(w: MainWindow) -> None:
     w.act_replay.setStatusTip("Edit the limits, reserve, margin, fill order, plan and counter and watch "
                               "the request re-assemble")
     w.addAction(w.act_replay)
+    w.act_session = w.session_dock.toggleViewAction()
+    w.act_session.setText("&Session")
+    w.act_session.setShortcut(QKeySequence("Ctrl+Shift+T"))
+    w.act_session.setStatusTip("The selected call's trace as a session: every model call's input against the "
+                               "window, what changed between calls, the cached prefix, the span tree")
+    w.addAction(w.act_session)
+    w.act_experiments = w.experiments_dock.toggleViewAction()
+    w.act_experiments.setText("E&xperiments Panel")
+    w.act_experiments.setShortcut(QKeySequence("Ctrl+Shift+X"))
+    w.act_experiments.setStatusTip("Grades of an experiment's answers, variants by seeds, and the position curve")
+    w.addAction(w.act_experiments)
+    w.act_run_experiment = _action(w, "Run E&xperiment…", "Ctrl+Alt+X", w.experiments.run_dialog,
+                                   "Send variants of the selected request to a model endpoint you name, N seeds "
+                                   "each, and record every answer")
     w.act_reset_replay = _action(w, "Reset Replay to &Recorded", "Ctrl+Shift+R", w.reset_replay,
                                  "Put every replay control back to the recorded value")
     w.act_only_changes = _action(w, "Only &Changes", "Ctrl+Shift+C", w.only_changes.toggle,
@@ -85,8 +99,9 @@ def build_menus(w: MainWindow) -> None:
     _fill(file_menu, w.act_demo, w.act_reload, None, w.act_save, w.act_save_replayed, w.act_export, w.act_close, None,
           w.act_counter, w.act_default_counter, w.act_cancel, None, w.act_quit)
     _fill(bar.addMenu("&Go"), w.act_filter, w.act_next, w.act_prev)
-    _fill(bar.addMenu("&Request"), w.act_reassemble, w.act_context_limit)
+    _fill(bar.addMenu("&Request"), w.act_reassemble, w.act_context_limit, None, w.act_run_experiment)
     _fill(bar.addMenu("&View"), *w.act_tabs, None, w.act_replay, w.act_reset_replay, w.act_only_changes, None,
+          w.act_session, w.act_experiments, None,
           w.act_log)
     _fill(bar.addMenu("&Help"), w.act_demo, w.act_about)
 

@@ -1,14 +1,13 @@
 """Colours, glyphs and icons shared by every pane, so a section or a decision looks the same everywhere.
 
-Section colours are mid-tone (Paul Tol's "bright" scheme, colour-blind safe) so they read on both a
-light and a dark window; text colours always come from the palette, never hard-coded black/white.
+Section colours come from core.palette (Paul Tol's "bright" scheme and Okabe-Ito, colour-blind safe,
+mid-tone so they read on both a light and a dark window); text colours always come from the palette, never hard-coded black/white.
 Decisions are never told by colour alone: each has a glyph and an icon drawn here as shapes (the
 icons do not depend on an emoji font being installed).
 """
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -18,42 +17,13 @@ from PySide6.QtWidgets import QApplication
 
 import core
 
-SECTION_COLOURS: dict[str, str] = {
-    "template": "#9A9A9A",
-    "instructions": "#4477AA",
-    "tools": "#AA3377",
-    "history": "#66CCEE",
-    "current": "#EE6677",
-    "tool_exchanges": "#CCBB44",
-    "evidence": "#228833",
-}
-# Sections a recorded file may name that this build does not know get one of these, picked by name
-# so the same unknown section keeps its colour across rows and runs.
-FALLBACK_COLOURS: tuple[str, ...] = ("#A0785A", "#7F6FBF", "#5F9E6E", "#D08C60", "#8C8C5A")
-
-SECTION_TITLES: dict[str, str] = {
-    "template": "Template overhead",
-    "instructions": "Instructions",
-    "tools": "Tools",
-    "history": "History",
-    "current": "Current question",
-    "tool_exchanges": "Tool exchanges",
-    "evidence": "Evidence",
-}
-
-# Budget figures that are not sections.
-RESERVE_COLOURS: dict[str, str] = {
-    "free": "#B8D8B8",
-    "margin": "#C8A2C8",
-    "reserve": "#7D8CA3",
-    "required": "#CC3311",
-}
-RESERVE_TITLES: dict[str, str] = {
-    "free": "Free (unused allowance)",
-    "margin": "Safety margin",
-    "reserve": "Output reserve (max_new_tokens)",
-    "required": "Required content (does not fit)",
-}
+# Section and budget colours and names live in core (core.palette), shared with the HTML report.
+SECTION_COLOURS = core.SECTION_COLOURS
+FALLBACK_COLOURS = core.FALLBACK_COLOURS
+SECTION_TITLES = core.SECTION_TITLES
+RESERVE_COLOURS = core.RESERVE_COLOURS
+RESERVE_TITLES = core.RESERVE_TITLES
+_SECTION_PALETTE = core.SectionPalette()  # one for the app: a plan's section keeps its colour in every pane
 
 
 @dataclass(frozen=True)
@@ -69,6 +39,7 @@ DECISION_STYLES: dict[str, DecisionStyle] = {
     "required": DecisionStyle("★", "#1565C0", "required"),
     "pinned": DecisionStyle("⚑", "#6A1B9A", "pinned"),
     "summarised": DecisionStyle("Σ", "#B26A00", "summarised"),
+    "not permitted": DecisionStyle("⊘", "#455A64", "not permitted"),
 }
 UNKNOWN_DECISION = DecisionStyle("?", "#757575", "unknown")
 
@@ -77,14 +48,11 @@ SEVERITY_COLOURS: dict[str, str] = {"error": "#C62828", "warning": "#B26A00", "o
 
 
 def section_colour(section: str) -> QColor:
-    known = SECTION_COLOURS.get(section)
-    if known is not None:
-        return QColor(known)
-    return QColor(FALLBACK_COLOURS[zlib.crc32(section.encode("utf-8")) % len(FALLBACK_COLOURS)])
+    return QColor(_SECTION_PALETTE.colour(section))
 
 
 def section_title(section: str) -> str:
-    return SECTION_TITLES.get(section, section.replace("_", " ").capitalize() or "(unnamed)")
+    return core.section_title(section)
 
 
 def section_sort_key(section: str) -> tuple[int, str]:
@@ -95,11 +63,8 @@ def section_sort_key(section: str) -> tuple[int, str]:
 
 
 def section_order(sections) -> list[str]:
-    """Known sections in prompt order, then the others in the order given: a plan's sections keep the
-    plan's own order (the trace lists them so)."""
-    names = list(dict.fromkeys(sections))
-    known = sorted((s for s in names if s in core.SECTION_ORDER), key=core.SECTION_ORDER.index)
-    return known + [s for s in names if s not in core.SECTION_ORDER]
+    """Known sections in prompt order, then the others in the order given (core.section_order)."""
+    return core.section_order(sections)
 
 
 # How a replay changed an item (core.replay's ItemChange.kind): glyph and colour, never colour alone.

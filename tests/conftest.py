@@ -49,3 +49,18 @@ def real_template_tokenizer_dir(tmp_path_factory):
         return built[key]
 
     return build
+
+
+# --------------------------------------------------------------------------------------------
+# tiktoken's cache (../shared/tokenizers/tiktoken-cache: cl100k_base and o200k_base)
+
+SHARED_TIKTOKEN_CACHE = _TESTS_DIR.parent / ".." / "shared" / "tokenizers" / "tiktoken-cache"
+
+
+@pytest.fixture
+def tiktoken_cache(monkeypatch) -> Path:
+    """``TIKTOKEN_CACHE_DIR`` pointed at the shared cache; skips when it is absent."""
+    if not (SHARED_TIKTOKEN_CACHE / "fb374d419588a4632f3f557e76b4b70aebbca790").is_file():
+        pytest.skip(f"the shared tiktoken cache is absent ({SHARED_TIKTOKEN_CACHE}): openai: counters cannot load")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(SHARED_TIKTOKEN_CACHE.resolve()))
+    return SHARED_TIKTOKEN_CACHE.resolve()

@@ -116,7 +116,7 @@ def test_output_over_the_input_is_refused(capsys, tmp_path):
     path = write(tmp_path, "r.json", (FIXTURES / "demo.request.json").read_text(encoding="utf-8"))
     before = digest(path)
     code, _, err = run_cli(capsys, "assemble", path, "-o", path)
-    assert code == 2 and "refusing to overwrite the input file" in err
+    assert code == 2 and "refusing to overwrite" in err and "an input of this run" in err
     assert digest(path) == before
 
 

@@ -9,9 +9,10 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import FIXTURES, default_counter, fixture_request
+from support import FIXTURES, base_request, default_counter, fixture_request, turn
 
-from core import ChatMessage, ToolCall, assemble, audit, naive_truncate, parse_result
+from core import (SECTION_COLOURS, SECTION_ORDER, ChatMessage, ToolCall, assemble, audit, load_result, naive_truncate,
+                  parse_request, parse_result, result_segments, section_title)
 from core.export import (EXPORT_KINDS, export_text, html_report, openai_body, otlp_trace, result_json,
                          span_attributes)
 from core.formats import count_imported, import_data, import_file
@@ -177,7 +178,7 @@ def test_html_report_is_self_contained_and_escaped():
     lowered = page.lower()
     for forbidden in ("http://", "https://", "<script", "<link", "src=", "@import", "<iframe", "<object"):
         assert forbidden not in lowered
-    assert page.count("<svg") == 1
+    assert page.count("<svg") == 2  # the bar fit to the input, and the whole window
     # passage text carrying literal evidence tags is shown escaped, never as markup
     assert "<evidence" not in page and "&lt;evidence" in page
     for entry in result.trace:
@@ -191,9 +192,48 @@ def test_html_budget_bar_shows_dropped_items_ghosted():
     assert result.dropped_turns and result.dropped_evidence
     page = html_report(result, [])
     svg = page[page.index("<svg"):page.index("</svg>")]
-    assert svg.count('fill-opacity="0.35"') == len(result.section_tokens("dropped"))
+    drops = [s for s in result_segments(result, view="fit") if s.kind == "dropped"]
+    assert svg.count('fill-opacity="0.35"') == len(drops)
     assert "No findings." in page
-    assert f"allowance {result.input_budget}" in svg
+    assert f"allowance {result.input_budget:,}" in page and f"context limit {result.context_limit:,}" in page
+
+
+def test_html_report_uses_the_apps_section_names_order_and_colours():
+    result = assembled("demo")
+    page = html_report(result, [])
+    legend = page[page.index("</svg>", page.index("</svg>") + 1):page.index("<h2>Composition")]
+    titles = [section_title(s) for s in SECTION_ORDER if any(e.section == s for e in result.trace)]
+    assert [t for t in titles if t in legend] == titles
+    assert sorted(titles, key=legend.index) == titles  # prompt order
+    for section in SECTION_ORDER:
+        if any(e.section == section for e in result.trace):
+            assert f'background:{SECTION_COLOURS[section]}"></span>{section_title(section)}' in legend
+    # the bar carries numbers: each sent section's label with its tokens, and the limit
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    for section, tokens in result.sent_tokens_by_section().items():
+        assert f"{section_title(section)}: {tokens:,} tokens sent" in svg
+    assert ">Evidence 314<" in svg and ">Tools 221<" in svg
+    assert f"context limit {result.context_limit:,}" in svg
+
+
+def test_html_report_composition_adds_up_and_folds_many_drops():
+    history = [m for n in range(60) for m in turn(n, words=6)]
+    result = assemble(parse_request(base_request(history=history, context_limit=900, max_new_tokens=100)),
+                      default_counter())
+    dropped = [e for e in result.trace if e.decision == "dropped"]
+    page = html_report(result, [])
+    assert f"History: {len(dropped)} dropped, {sum(e.tokens for e in dropped):,} tokens" in page
+    table = page[page.index("<h2>Composition"):page.index("<h2>Items")]
+    assert f'<td>context limit (total)</td><td class="n">{result.context_limit:,}</td><td class="n">100.0%</td>' \
+        in table
+
+
+def test_html_report_of_a_plan_shows_each_sections_share_and_allowance():
+    result = load_result(FIXTURES / "trip_plan_drop_oldest.result.json")
+    table = html_report(result)[:]
+    table = table[table.index("<h2>Composition"):table.index("<h2>Items")]
+    assert "<th>share</th><th>allowance</th>" in table
+    assert '>Recent</td><td class="n">' in table and '<td class="n">85%</td><td class="n">214</td>' in table
 
 
 def test_html_messages_with_urls_and_markup_are_text():

@@ -381,8 +381,11 @@ def test_an_unreadable_span_is_skipped_unless_it_is_the_only_one(tmp_path):
             kv["value"] = {"stringValue": "robot"}
     imported = import_file(write_json(tmp_path, data))
     assert len(imported.requests) == 1
-    skipped = [w for w in imported.warnings if "this span was skipped" in w.message]
+    skipped = [w for w in imported.warnings if "this span could not be read" in w.message]
     assert skipped[0].place == "resourceSpans[0].scopeSpans[0].spans[0] / gen_ai.prompt.1.role"
+    (failed,) = imported.failed  # a row of its own, before the call that was read
+    assert failed.position == 0 and "unknown message role 'robot'" in failed.reason
+    assert [type(c).__name__ for c in imported.calls()] == ["FailedCall", "ImportedRequest"]
     del spans[1]
     with pytest.raises(FormatError, match=r"otlp-json: resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\] / "
                                           r"gen_ai\.prompt\.1\.role: unknown message role 'robot'"):
@@ -409,7 +412,7 @@ def test_a_broken_cassette_body(tmp_path):
     path.write_text(text[:start] + f"        {corrupt}\n" + text[end:])
     imported = import_file(path)
     assert len(imported.requests) == 1  # the Anthropic interaction still imports
-    (skipped,) = [w for w in imported.warnings if "interaction was skipped" in w.message]
+    (skipped,) = [w for w in imported.warnings if "interaction could not be read" in w.message]
     assert skipped.place == "interactions[0].request.body" and "cannot be decompressed" in skipped.message
     data = {"interactions": [{"response": {}}]}
     with pytest.raises(FormatError, match=r"vcr-cassette: interactions\[0\]: an interaction needs a 'request'"):

@@ -8,7 +8,7 @@ import pytest
 from support import FIXTURES, default_counter
 
 import core.cli
-from core import make_counter
+from core import DEFAULT_COUNTER, make_counter
 from core.cli import main
 from core.formats import count_imported, import_file
 
@@ -18,12 +18,15 @@ FORMATS_DIR = FIXTURES / "formats"
 @pytest.fixture(autouse=True)
 def _one_default_counter(monkeypatch):
     """The default counter takes ~0.7 s to build: the command gets the session's own."""
-    monkeypatch.setattr(core.cli, "make_counter", lambda spec=None: default_counter() if spec is None
-                        else make_counter(spec))
+    monkeypatch.setattr(core.cli, "make_counter", lambda spec=None, **kw: default_counter()
+                        if spec in (None, DEFAULT_COUNTER) and not kw else make_counter(spec, **kw))
 
 
 def run(capsys, *argv):
-    code = main(["count", *map(str, argv)])
+    """``count`` with the embedded counter unless the test names one (the command's own default is ``auto``:
+    tests/test_counter_registry.py covers it)."""
+    argv = tuple(map(str, argv))
+    code = main(["count", *argv, *(() if "--counter" in argv else ("--counter", DEFAULT_COUNTER))])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -63,7 +66,7 @@ def test_count_json_output(capsys):
 def test_count_reports_adaptations_and_broken_structure(capsys):
     code, out, _ = run(capsys, FORMATS_DIR / "anthropic_body.json")
     assert code == 0
-    assert "(mistral:tekken_240911, adapted)" in out and "adapted: message 2: its text (30 chars) is not counted" in out
+    assert "(mistral:tekken_240911, adapted)" in out and "adapted: message 2: its text (30 chars) is counted apart" in out
     code, out, _ = run(capsys, FORMATS_DIR / "openai_broken_body.json")
     assert code == 0  # findings are the report, not a failure of the command
     for rule in ("invalid-tool-arguments", "tool-call-without-result", "tool-result-without-call", "unknown-tool"):

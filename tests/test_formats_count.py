@@ -2,10 +2,13 @@
 core request, and the audit's findings on imported requests."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from support import FIXTURES, default_counter
 
-from core import RULES, RequestError, TemplateRefused, assemble, audit
+from core import RULES, RequestError, TemplateRefused, assemble, audit, make_counter
+from core.contracts import ChatMessage
 from core.formats import CountRefused, count_imported, import_data, import_file, to_core_request
 
 FORMATS_DIR = FIXTURES / "formats"
@@ -71,7 +74,11 @@ def test_provider_figures_and_drift_are_kept_beside_ours():
 
 def test_budget_fields_without_and_with_a_context_limit():
     request = request_of("openai_request_response.json")  # asks for max_completion_tokens 300
-    assumed = count_imported(request, default_counter())
+    known = count_imported(request, default_counter())  # gpt-4o-mini: its window from the model registry
+    assert known.context_limit == 128000 and known.input_budget == 128000 - 300
+    assert known.model_extra["context_limit_source"].startswith("model registry: gpt-4o-mini has a 128000-token")
+    unnamed = dataclasses.replace(request, recorded=dataclasses.replace(request.recorded, model=None))
+    assumed = count_imported(unnamed, default_counter())
     assert assumed.max_new_tokens == 300 and assumed.model_extra["max_new_tokens_source"].startswith("recorded")
     assert assumed.context_limit % 1024 == 0 and assumed.context_limit >= assumed.input_tokens + 300
     assert assumed.model_extra["context_limit_source"].startswith("assumed: no context limit was given")
@@ -86,17 +93,33 @@ def test_budget_fields_without_and_with_a_context_limit():
         count_imported(request, default_counter(), context_limit=300)
 
 
-def test_text_beside_tool_calls_is_left_out_when_the_template_refuses_it():
+def test_text_beside_tool_calls_is_counted_apart_when_the_template_refuses_both_in_one_message():
     request = request_of("anthropic_body.json")
-    result = count_imported(request, default_counter())
+    counter = default_counter()
+    result = count_imported(request, counter)
     extra = result.model_extra
     assert extra["count_basis"] == "adapted"
-    assert extra["count_adaptations"] == ["message 2: its text (30 chars) is not counted: mistral:tekken_240911 "
-                                          "refuses text and tool calls in one assistant message"]
+    text = "Let me look up Friday's fares."
+    tokens = counter.text_token_count(text)
+    assert extra["count_adaptations"] == [f"message 2: its text (30 chars) is counted apart, as {tokens} tokens of "
+                                          "plain text added to the message with its tool calls alone: "
+                                          "mistral:tekken_240911 refuses text and tool calls in one assistant message"]
     entry = next(e for e in result.trace if 2 in e.message_indices)
-    assert "its text (30 chars) is not counted" in entry.reason
-    assert result.messages[2].content == "Let me look up Friday's fares."  # the result keeps what was recorded
-    assert not any(f.rule == "count-mismatch" for f in audit(result, default_counter()))
+    assert "its text (30 chars) is counted apart" in entry.reason
+    assert result.messages[2].content == text  # the result keeps what was recorded
+    without_text = [m if i != 2 else m.model_copy(update={"content": None}) for i, m in enumerate(request.messages)]
+    assert result.input_tokens == counter.count(without_text, request.tools) + tokens  # what was sent, text included
+    assert sum(e.tokens for e in result.trace) == result.input_tokens
+    assert not any(f.rule == "count-mismatch" for f in audit(result, counter))
+
+
+def test_a_tool_result_whose_call_is_not_in_the_request_is_counted_not_refused():
+    request = body([{"role": "tool", "tool_call_id": "call_earlier", "content": "stormy, 23 C"}])
+    result = count_imported(request, default_counter())
+    (note,) = result.model_extra["count_adaptations"]
+    assert note.startswith("message 0: a tool result whose call (call_earlier) is not in this request, counted as "
+                           "a user message with its text")
+    assert result.input_tokens == default_counter().count([ChatMessage(role="user", content="stormy, 23 C")], [])
 
 
 def test_a_trailing_assistant_message_is_not_counted_and_says_so():
@@ -203,3 +226,42 @@ def test_a_cut_off_answer_is_a_warning():
 
 def test_new_rules_are_listed():
     assert {"invalid-tool-arguments", "unknown-tool", "truncated-answer"} <= set(RULES)
+
+
+PARALLEL = [{"role": "user", "content": "Weather in Paris and Rome?"},
+            {"role": "assistant", "content": "Checking both.", "tool_calls": [
+                {"id": "call_a", "type": "function", "function": {"name": "weather", "arguments": "{\"c\": \"Paris\"}"}},
+                {"id": "call_b", "type": "function", "function": {"name": "weather", "arguments": "{\"c\": \"Rome\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_b", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "call_a", "content": "rainy"}]
+WEATHER = [{"type": "function", "function": {"name": "weather", "parameters": {
+    "type": "object", "properties": {"c": {"type": "string"}}}}}]
+
+
+@pytest.mark.realworld
+def test_parallel_tool_calls_are_counted_one_at_a_time_where_the_template_takes_one(real_template_tokenizer_dir):
+    counter = make_counter(f"hf:{real_template_tokenizer_dir('llama31')}")
+    request = body(PARALLEL, WEATHER)
+    result = count_imported(request, counter)
+    (note,) = result.model_extra["count_adaptations"]  # Llama 3.1 takes text beside a call: only this step
+    assert note.startswith("message 1: its 2 parallel tool calls are counted one at a time")
+    assert "refuses several tool calls in one message" in note
+    one_by_one = [request.messages[0],
+                  request.messages[1].model_copy(update={"tool_calls": request.messages[1].tool_calls[:1]}),
+                  request.messages[3],
+                  request.messages[1].model_copy(update={"content": None,
+                                                         "tool_calls": request.messages[1].tool_calls[1:]}),
+                  request.messages[2]]
+    assert result.input_tokens == counter.count(one_by_one, request.tools)
+    assert [e.tokens for e in result.trace if e.message_indices in ([2], [3])] == [0, 0]
+    assert "uncounted_messages" not in result.model_extra  # they are counted, inside message 1's entry
+    assert sum(e.tokens for e in result.trace) == result.input_tokens
+
+
+@pytest.mark.realworld
+def test_a_template_without_a_tool_role_is_refused_with_the_request_facts(real_template_tokenizer_dir):
+    counter = make_counter(f"hf:{real_template_tokenizer_dir('gemma2')}")
+    with pytest.raises(CountRefused) as info:
+        count_imported(body(PARALLEL, WEATHER), counter)
+    assert "it holds tool calls or tool results (some templates have no tool role)" in str(info.value)
+    assert "Conversation roles must alternate" in str(info.value)

@@ -143,13 +143,21 @@ def test_toy_render_carries_every_part_of_the_request(toy_counter):
     assert toy_counter.count(messages[:-1], []) < without_tools
 
 
-def test_enable_thinking_is_switched_off(toy_counter, toy_transformers):
+def test_chat_template_kwargs_reach_the_template_and_the_identity(toy_counter, toy_transformers, toy_tokenizer_dir):
     messages, tools = TOY_REQUESTS["system+user"]
     conv = HFCounter.conversation(messages)
     thinking = toy_transformers.apply_chat_template(conv, add_generation_prompt=True, tokenize=False,
                                                     enable_thinking=True)
     assert thinking.endswith("<|think|>")
+    # by default nothing is forced: the template's own default (here: no thinking), as a server renders it
     assert toy_counter.render_text(messages, tools) == thinking + "<|/think|>"
+    assert "chat_template_kwargs" not in toy_counter.identity.model_dump(exclude_none=True)
+    on = make_counter(f"hf:{toy_tokenizer_dir}", chat_template_kwargs={"enable_thinking": True})
+    assert on.render_text(messages, tools) == thinking
+    assert on.identity.chat_template_kwargs == {"enable_thinking": True}
+    assert on.name == f"hf:{toy_tokenizer_dir}?enable_thinking=true"
+    rebuilt = make_counter(on.name)  # a recorded identity rebuilds the same counter
+    assert rebuilt.render_text(messages, tools) == thinking and rebuilt.name == on.name
 
 
 def test_counts_are_cached(toy_tokenizer_dir):

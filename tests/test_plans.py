@@ -444,3 +444,32 @@ def test_summarised_entries_are_not_counted_as_sent():
     assert summarised
     assert sum(result.sent_tokens_by_section().values()) == result.input_tokens
     assert "summarised" in NOT_SENT
+
+
+@pytest.mark.parametrize("compaction", ["drop-oldest", "pin-and-fold"])
+def test_an_evicted_entry_says_which_strategy_took_it_and_the_sections_figures(compaction):
+    """Never "did not fit" while the allowance is free: the section was over its own share."""
+    result = assemble_plan_request(parse_plan_request(fixture_data(
+        f"trip_plan_{compaction.replace('-', '_')}.plan.json")), default_counter())
+    evicted = [e for e in result.trace if e.decision == "dropped"]
+    outcome = next(o for o in result.section_outcomes if o["section"] == "recent")
+    unpinned = [e for e in result.trace if e.section == "recent" and e.decision != "pinned"
+                and not e.id.startswith("fold-")]
+    taken = sum(e.tokens for e in evicted)
+    expected = (f"evicted by {compaction}: recent over its 85% share ({outcome['allowance']}-token allowance); "
+                f"{len(evicted)} of {len(unpinned)} unpinned items, {taken} of {sum(e.tokens for e in unpinned)} tokens")
+    assert evicted and all(e.reason == expected for e in evicted)
+    assert result.remaining_tokens > 0  # the whole budget had room: the share is what was exceeded
+    if compaction == "pin-and-fold":
+        assert f"{len(unpinned)} of {len(unpinned)} unpinned items, {taken} of {taken} tokens" in expected
+    # the recorded fixture says the same
+    recorded = json.loads((FIXTURES / f"trip_plan_{compaction.replace('-', '_')}.result.json").read_text())
+    assert [e["reason"] for e in recorded["trace"] if e["decision"] == "dropped"] == [e.reason for e in evicted]
+
+
+def test_a_summarised_entry_names_its_summary_and_why_the_span_was_summarised():
+    result = assemble_plan_request(parse_plan_request(fixture_data("trip_plan_summarise_span.plan.json")),
+                                   default_counter())
+    summarised = [e for e in result.trace if e.decision == "summarised"]
+    assert summarised and all(e.reason.startswith("replaced by summary summary-") and
+                              "; summarise-span: recent over its 85% share" in e.reason for e in summarised)

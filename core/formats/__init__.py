@@ -8,12 +8,12 @@
 from .count import CountRefused, count_imported
 from .detect import detect
 from .importing import import_data, import_file
-from .model import (FORMATS, FormatError, FormatInfo, ImportedFile, ImportedRequest, ImportNote, Recorded,
+from .model import (FORMATS, FailedCall, FormatError, FormatInfo, ImportedFile, ImportedRequest, ImportNote, Recorded,
                     UnsupportedFormat)
 from .reassemble import to_core_request
 
 __all__ = [
     "detect", "import_file", "import_data", "count_imported", "to_core_request",
-    "FormatInfo", "ImportedFile", "ImportedRequest", "ImportNote", "Recorded", "FORMATS",
+    "FormatInfo", "ImportedFile", "ImportedRequest", "ImportNote", "Recorded", "FORMATS", "FailedCall",
     "FormatError", "UnsupportedFormat", "CountRefused",
 ]

@@ -14,25 +14,27 @@ method the chat template allows, named in its reason:
 Tool definitions are costed by prefix over the tool list. The ``template`` entry takes the rest, so
 the template entry plus every other entry adds up to ``input_tokens`` exactly.
 
-When the counter's template refuses the request as recorded, ``count_imported`` counts what can
-be counted, and says so (``count_basis: "adapted"`` and ``count_adaptations``): the text of an
-assistant message that also carries tool calls is left out (mistral-common refuses both in one
-message), then assistant messages at the very end (a prefill, or a file that records a finished
-conversation) are left out with 0 tokens. If the template still refuses, ``CountRefused`` is raised
-for that request; the ``count`` command prints it and goes on (the file itself was valid, so it
-still exits 0).
+When the counter's template refuses the request as recorded, ``count_imported`` adapts it in the
+least way that still counts what was sent, and says exactly how (``count_basis: "adapted"`` and
+``count_adaptations``): see ``core.formats.adapt`` for the steps (text beside tool calls counted
+apart, a tool result whose call is not in the request counted as a user message, parallel calls
+counted one at a time, assistant messages at the very end left out). If the template still
+refuses, ``CountRefused`` is raised for that request with the request's structural reasons and the
+template's own words; the ``count`` command prints it and goes on (the file itself was valid, so
+it still exits 0).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
+from ..counters.models import lookup as lookup_model
 from ..counting import TokenCounter
 from ..errors import RequestError, TemplateRefused
 from ..result import AssemblyResult, TraceEntry
 from .model import ImportedRequest
+from .adapt import Unit, adapt, diagnose, step_sets
 from .normalise import infer_sections
 
 ASSUMED_LIMIT_STEP = 1024
@@ -48,16 +50,6 @@ class CountRefused(TemplateRefused):
         why = "; ".join(self.diagnosis)
         self.args = (f"{label}: {counter_name} cannot count this request" + (f" ({why})" if why else "")
                      + f"; its chat template said: {template_message}",)
-
-
-@dataclass
-class _Unit:
-    """One recorded message and the slice (one message or none) of the counted list it became."""
-
-    index: int
-    start: int
-    end: int
-    note: str = ""  # how it was adapted for counting, if it was
 
 
 class _Costs:
@@ -91,68 +83,19 @@ class _Costs:
         return self.count(self.counted[:at] + [blank] + self.counted[at + 1:])
 
 
-def _adapt(messages: list[ChatMessage], drop_text: bool, drop_trailing: bool,
-           counter_name: str) -> tuple[list[ChatMessage], list[_Unit], list[str]]:
-    counted: list[ChatMessage] = []
-    units: list[_Unit] = []
-    notes: list[str] = []
-    last_kept = len(messages) - 1
-    if drop_trailing:
-        while last_kept >= 0 and messages[last_kept].role == "assistant":
-            last_kept -= 1
-        if last_kept < len(messages) - 1:
-            notes.append(f"messages {last_kept + 1}-{len(messages) - 1} (assistant, at the end of the request) are "
-                         f"not counted: {counter_name} refuses a request that ends with an assistant message")
-    for i, m in enumerate(messages):
-        start = len(counted)
-        note = ""
-        if i > last_kept:
-            note = f"not counted: {counter_name} refuses a request that ends with an assistant message"
-        elif drop_text and m.role == "assistant" and m.content and m.tool_calls:
-            counted.append(ChatMessage(role="assistant", tool_calls=m.tool_calls))
-            note = (f"its text ({len(m.content)} chars) is not counted: {counter_name} refuses text and tool calls "
-                    "in one assistant message")
-            notes.append(f"message {i}: {note}")
-        else:
-            counted.append(m)
-        units.append(_Unit(i, start, len(counted), note))
-    return counted, units, notes
-
-
-def _diagnose(messages: list[ChatMessage]) -> list[str]:
-    """Structural reasons a template is likely to refuse, in the request's own terms."""
-    found = []
-    if not messages:
-        found.append("it has no messages")
-    late = [i for i, m in enumerate(messages) if m.role == "system" and any(n.role != "system" for n in messages[:i])]
-    if late:
-        found.append(f"message {late[0]} is a system message after the conversation started")
-    for i, m in enumerate(messages):
-        if m.role == "tool" and (i == 0 or messages[i - 1].role not in ("assistant", "tool")):
-            found.append(f"message {i} is a tool result that follows no tool call")
-            break
-    for i, m in enumerate(messages):
-        if m.role == "assistant" and not m.content and not m.tool_calls:
-            found.append(f"message {i} is an assistant message with neither text nor tool calls")
-            break
-    return found
-
-
-def _count_complete(imported: ImportedRequest, counter: TokenCounter) -> tuple[int, list[ChatMessage], list[_Unit],
+def _count_complete(imported: ImportedRequest, counter: TokenCounter) -> tuple[int, list[ChatMessage], list[Unit],
                                                                                 list[str]]:
     messages = list(imported.messages)
     first_refusal = ""
-    for drop_text, drop_trailing in ((False, False), (True, False), (True, True)):
-        counted, units, notes = _adapt(messages, drop_text, drop_trailing, counter.name)
-        if (drop_text or drop_trailing) and not notes:
-            continue  # this adaptation changes nothing here
+    for steps in step_sets(messages, counter):
+        counted, units, notes = adapt(messages, steps, counter)
         if not counted:
-            break
+            continue
         try:
             return counter.count(counted, list(imported.tools)), counted, units, notes
         except TemplateRefused as exc:
             first_refusal = first_refusal or exc.template_message
-    raise CountRefused(imported.label, counter.name, first_refusal or "there is nothing to count", _diagnose(messages))
+    raise CountRefused(imported.label, counter.name, first_refusal or "there is nothing to count", diagnose(messages))
 
 
 def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_limit: int | None = None,
@@ -196,7 +139,13 @@ def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_
         entries.append(entry)
         k = last + 1
     entries += [_entry(u, messages[u.index], sections, 0, u.note) for u in units if u.end == u.start]
+    absent = [u.index for u in units if u.end == u.start and u.within is None]
     entries.sort(key=lambda e: e.message_indices[0])
+    for unit in units:  # text counted apart from the list the template took: in its message's entry and the total
+        if unit.extra:
+            entry = next(e for e in entries if unit.index in e.message_indices)
+            entry.tokens += unit.extra
+            total += unit.extra
     tool_entries = _tool_entries(costs)
     rest = total - sum(e.tokens for e in entries) - sum(e.tokens for e in tool_entries)
     if absorbing is not None:
@@ -205,12 +154,12 @@ def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_
                           reason="chat template, role markers and generation prefix: the complete count minus every "
                                  "message and tool entry" + ("" if absorbing is None else
                                                              f" (included in {absorbing.id})"))
-    uncounted = [u.index for u in units if u.end == u.start]
+    uncounted = absent
     return _result(imported, counter, total, [template] + tool_entries + entries, adaptations, uncounted,
                    context_limit, max_new_tokens)
 
 
-def _single(costs: _Costs, unit: _Unit) -> tuple[int, str] | None:
+def _single(costs: _Costs, unit: Unit) -> tuple[int, str] | None:
     before, through = costs.prefix(unit.start) if unit.start else None, costs.prefix(unit.end)
     if before is not None and through is not None:
         return through - before, "marginal by prefix counts"
@@ -225,7 +174,7 @@ def _single(costs: _Costs, unit: _Unit) -> tuple[int, str] | None:
     return None
 
 
-def _group_cost(costs: _Costs, group: list[_Unit]) -> tuple[int | None, str]:
+def _group_cost(costs: _Costs, group: list[Unit]) -> tuple[int | None, str]:
     """Tokens of messages costed together; ``None`` when only the template overhead can be counted with them."""
     start, end = group[0].start, group[-1].end
     base, through = costs.prefix(start) if start else None, costs.prefix(end)
@@ -251,7 +200,7 @@ def _entry_id(index: int, m: ChatMessage) -> str:
     return f"message-{index}"
 
 
-def _entry(unit: _Unit, m: ChatMessage, sections: list[str], tokens: int, how: str) -> TraceEntry:
+def _entry(unit: Unit, m: ChatMessage, sections: list[str], tokens: int, how: str) -> TraceEntry:
     reason = f"{_role_name(m)} message, {how}"
     if unit.note and unit.end > unit.start:
         reason += f"; {unit.note}"
@@ -259,7 +208,7 @@ def _entry(unit: _Unit, m: ChatMessage, sections: list[str], tokens: int, how: s
                       reason=reason, message_indices=[unit.index])
 
 
-def _group_entry(group: list[_Unit], messages: list[ChatMessage], sections: list[str], tokens: int,
+def _group_entry(group: list[Unit], messages: list[ChatMessage], sections: list[str], tokens: int,
                  how: str) -> TraceEntry:
     """One entry for messages the template will not cost apart (``assemble`` records a tool exchange so too)."""
     indices = [u.index for u in group]
@@ -306,7 +255,12 @@ def _result(imported: ImportedRequest, counter: TokenCounter, total: int, trace:
         max_new, max_source = recorded.max_output_tokens, "recorded: the request's max_tokens"
     else:
         max_new, max_source = 0, "none given or recorded"
-    if context_limit is None:
+    info = lookup_model(recorded.model) if context_limit is None else None
+    if info is not None and info.context_window and info.context_window > max_new:
+        limit, limit_source = info.context_window, (
+            f"model registry: {recorded.model} has a {info.context_window}-token context window "
+            f"({'matched as ' + info.key + ', ' if info.key != recorded.model else ''}{_table_name(info.source)})")
+    elif context_limit is None:
         limit = max(ASSUMED_LIMIT_STEP, math.ceil((total + max_new) / ASSUMED_LIMIT_STEP) * ASSUMED_LIMIT_STEP)
         limit_source = (f"assumed: no context limit was given, so the request's own size ({total} input + {max_new} "
                         f"output tokens) rounded up to a multiple of {ASSUMED_LIMIT_STEP}")
@@ -322,6 +276,7 @@ def _result(imported: ImportedRequest, counter: TokenCounter, total: int, trace:
         "trace_id": recorded.trace_id, "span_id": recorded.span_id, "finish_reason": recorded.finish_reason,
         "provider_input_tokens": recorded.input_tokens, "provider_output_tokens": recorded.output_tokens,
         "count_drift": total - recorded.input_tokens if recorded.input_tokens is not None else None,
+        **_authority(counter, total, recorded.input_tokens),
         "count_basis": "adapted" if adaptations else "as recorded",
         "count_adaptations": adaptations or None, "uncounted_messages": uncounted or None,
         "context_limit_source": limit_source, "max_new_tokens_source": max_source,
@@ -332,3 +287,23 @@ def _result(imported: ImportedRequest, counter: TokenCounter, total: int, trace:
         input_tokens=total, input_budget=budget, remaining_tokens=budget - total, context_limit=limit,
         max_new_tokens=max_new, margin=0, fill_order=[], trace=trace, counter=counter.identity,
         **{k: v for k, v in extra.items() if v is not None})
+
+
+def _table_name(source: str) -> str:
+    return {"table": "LiteLLM's model table", "tokencost": "tokencost's copy of LiteLLM's model table"}.get(
+        source, f"your model table {source}")
+
+
+def _authority(counter: TokenCounter, total: int, provider: int | None) -> dict:
+    """Which input-token figure to draw the bar to. An estimate (no public tokenizer) yields to the provider's own
+    recorded figure; a counter of the model's own tokenizer is the authority, its drift shown beside it."""
+    estimate = counter.identity.kind == "estimate"
+    if estimate and provider is not None:
+        return {"count_is_estimate": True, "authoritative_input_tokens": provider,
+                "authoritative_source": "provider",
+                "authority_note": f"{counter.name} is an estimate; the provider recorded {provider} input tokens, "
+                                  f"our estimate is {total} ({total - provider:+d})"}
+    return {"count_is_estimate": estimate or None, "authoritative_input_tokens": total,
+            "authoritative_source": "estimate" if estimate else "counter",
+            "authority_note": (f"{counter.name} is an estimate ({counter.identity.notes}); the file records no "
+                               "provider figure") if estimate else None}

@@ -8,9 +8,13 @@ from ..result import looks_like_request, looks_like_result
 from . import anthropic, openai
 from .cassette import is_cassette
 from .model import FORMATS, FormatInfo
+from .otel_js import is_js_spans
 from .otlp import is_otlp
 from .platforms import is_langfuse, is_promptfoo, phoenix_spans
+from .providers import by_body
+from .providers.nock import is_nock
 from .source import Parsed, parse_file
+from .transcripts import CLAUDE_CODE, CODEX, is_claude_code, is_codex
 
 
 def chat_body(value: Any) -> tuple[dict[str, Any], Any] | None:
@@ -60,7 +64,16 @@ def sniff(parsed: Parsed) -> FormatInfo:
             return FormatInfo("otlp-jsonl", f"{FORMATS['otlp-jsonl']}: {len(values)} lines")
         if phoenix_spans(values) is not None:
             return FormatInfo("phoenix-spans", f"{FORMATS['phoenix-spans']}: {len(values)} spans, one per line")
+    if parsed.kind == "jsonl" and is_js_spans(values):
+        return FormatInfo("otel-js-spans", f"{FORMATS['otel-js-spans']}: {len(values)} spans, one per line")
+    if parsed.kind == "jsonl" or parsed.one_line:
+        for name, test in ((CLAUDE_CODE, is_claude_code), (CODEX, is_codex)):
+            if test(values):
+                return FormatInfo(name, f"{FORMATS[name]}: {len(values)} lines")
     single = values[0] if len(values) == 1 and parsed.kind != "jsonl" else None
+    provider = by_body(single)
+    if provider is not None:  # before our own request: a Responses body also has instructions and tools
+        return FormatInfo(provider.name, f"{FORMATS[provider.name]} (request body)")
     if _ours(values) or (isinstance(single, list) and _ours(single)):
         return FormatInfo("context-inspector", FORMATS["context-inspector"])
     if is_otlp(single):
@@ -80,10 +93,14 @@ def sniff(parsed: Parsed) -> FormatInfo:
     spans = phoenix_spans(single)
     if spans is not None:
         return FormatInfo("phoenix-spans", f"{FORMATS['phoenix-spans']} ({len(spans)} spans)")
+    if is_js_spans(single):
+        return FormatInfo("otel-js-spans", f"{FORMATS['otel-js-spans']}: {len(single)} spans")
+    if is_nock(single):
+        return FormatInfo("nock-recording", f"{FORMATS['nock-recording']}: {len(single)} requests")
     candidates = single if isinstance(single, list) else values
-    bodies = [chat_body(v) for v in candidates]
-    if bodies and all(b is not None for b in bodies):
-        found = [b for b in bodies if b is not None]
+    bodies = [chat_body(v) for v in candidates] if isinstance(candidates, list) else []
+    found = [b for b in bodies if b is not None]
+    if found and len(found) * 2 >= len(bodies):  # a few broken lines are reported one by one, not as the file
         kind = "anthropic-messages" if all(anthropic.has_markers(b) for b, _ in found) else "openai-chat"
         return FormatInfo(kind, _body_detail(found, kind))
     if is_genai_attributes(single):

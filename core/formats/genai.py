@@ -14,14 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..contracts import ChatMessage, ToolDefinition
-from .model import ImportedRequest, Recorded
-from .normalise import (Context, Draft, Malformed, as_int, drafts_from, finish, output_messages, parse_json_text,
+from .model import ImportedRequest, Recorded, SpanNode
+from .normalise import (ROLES, Context, Draft, Malformed, as_int, drafts_from, finish, output_messages, parse_json_text,
                         read_parts, role_of, tool_call, tool_definition, tool_definitions, updated)
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
                   "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
 MODEL_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}
+# Input tokens the provider read from its prompt cache, as each convention names them.
+CACHED_INPUT_KEYS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+                     "gen_ai.usage.cached_input_tokens", "gen_ai.usage.cache_read_tokens",
+                     "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens")
 
 
 @dataclass
@@ -32,6 +36,15 @@ class Event:
     attributes: dict[str, Any]
     body: Any = None
     place: str = ""
+
+
+def span_node(span: "SpanView", model_call: bool) -> SpanNode:
+    """The span as a node of its trace's tree."""
+    return SpanNode(span_id=span.span_id or span.place, parent_id=span.parent_id, name=span.name or "",
+                    kind=str(span.kind_hint or span.attributes.get("openinference.span.kind")
+                             or span.attributes.get("gen_ai.operation.name") or ""),
+                    model_call=model_call, trace_id=span.trace_id, start_time=span.start_time,
+                    end_time=span.end_time)
 
 
 @dataclass
@@ -47,6 +60,9 @@ class SpanView:
     kind_hint: str | None = None  # e.g. Phoenix's span_kind column
     dropped_attributes: int = 0
     dropped_events: int = 0
+    parent_id: str | None = None
+    start_time: float | None = None  # Unix seconds
+    end_time: float | None = None
 
 
 def is_model_call(span: SpanView) -> bool:
@@ -201,32 +217,63 @@ def _chat_list(value: Any, place: str, ctx: Context) -> list[Draft]:
         messages = messages["messages"]
     if not isinstance(messages, list):
         raise Malformed(place, f"expected a list of messages, found {type(messages).__name__}")
+    return chat_messages(messages, place, ctx)
+
+
+def chat_messages(messages: list[Any], place: str, ctx: Context) -> list[Draft]:
+    """A list of chat messages of any framework's shape, in order (see ``chat_message``)."""
     drafts: list[Draft] = []
     for i, message in enumerate(messages):
         at = f"{place}[{i}]"
         if not isinstance(message, dict):
             raise Malformed(at, f"a message must be an object, found {type(message).__name__}")
-        drafts += chat_message(message, at, ctx)
+        drafts += chat_message(message, at, ctx, earlier=drafts)
     return drafts
 
 
-def chat_message(message: dict[str, Any], at: str, ctx: Context) -> list[Draft]:
-    """One ``{role, content, tool_calls?, tool_call_id?}`` message (OpenAI shape, or the Responses API's
-    ``function_call`` / ``function_call_output`` items, which carry no role)."""
+def _named_result(role: Any, earlier: list[Draft]) -> str | None:
+    """The id of the latest call of tool ``role``: LangChain JS writes a tool result with the tool's
+    name as its role (and no ``tool_call_id``)."""
+    if not isinstance(role, str) or role.lower() in ROLES:
+        return None
+    for draft in reversed(earlier):
+        for call in draft.tool_calls:
+            if call.name == role:
+                return call.id
+    return None
+
+
+def chat_message(message: dict[str, Any], at: str, ctx: Context, earlier: list[Draft] | None = None) -> list[Draft]:
+    """One ``{role, content, tool_calls?, tool_call_id?}`` message: OpenAI's shape, LangChain's
+    (``tool_calls`` with ``args``), OTel GenAI's (``parts``), or the Responses API's ``function_call`` /
+    ``function_call_output`` items, which carry no role. ``earlier`` is what came before it in the
+    same request (to pair a LangChain tool result that names its tool instead of its role)."""
     if message.get("type") in ("function_call", "function_call_output") and "role" not in message:
         parts = read_parts([message], at, ctx)
         return drafts_from("assistant" if message["type"] == "function_call" else "tool", parts, at, ctx)
-    role = role_of(message.get("role"), f"{at}.role")
-    parts = read_parts(message.get("content"), f"{at}.content", ctx)
+    raw_role = message.get("role")
+    named = _named_result(raw_role, earlier or [])
+    if named is not None:
+        ctx.warn(f"{at}.role", f"role {raw_role!r} is the name of the tool called as {named!r}: read as its result "
+                               "(LangChain writes tool results so)")
+        role = "tool"
+    else:
+        role = role_of(raw_role, f"{at}.role")
+    content = message.get("content") if message.get("content") is not None else message.get("parts")
+    parts = read_parts(content, f"{at}.content" if "content" in message else f"{at}.parts", ctx)
     calls = parse_json_text(message.get("tool_calls")) or []  # events record them as JSON text
     if not isinstance(calls, list):
         raise Malformed(f"{at}.tool_calls", f"expected a list of tool calls, found {type(calls).__name__}")
+    seen = {c.id for c in parts.calls}  # LangChain keeps Anthropic's tool_use blocks in content too
     for j, call in enumerate(calls):
-        if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else call
-            parts.calls.append(tool_call(call.get("id"), fn.get("name"), fn.get("arguments"),
-                                         f"{at}.tool_calls[{j}]", ctx))
-    tool_call_id = message.get("tool_call_id") or (message.get("id") if role == "tool" else None)
+        if not isinstance(call, dict):
+            raise Malformed(f"{at}.tool_calls[{j}]", f"a tool call must be an object, found {type(call).__name__}")
+        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        args = next((fn[k] for k in ("arguments", "args", "input") if k in fn), None)
+        if call.get("id") in seen and call.get("id") is not None:
+            continue
+        parts.calls.append(tool_call(call.get("id"), fn.get("name"), args, f"{at}.tool_calls[{j}]", ctx))
+    tool_call_id = message.get("tool_call_id") or (message.get("id") if role == "tool" else None) or named
     return drafts_from(role, parts, at, ctx, tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None)
 
 
@@ -361,7 +408,13 @@ def _recorded(span: SpanView, details: Event | None, label: str, fmt: str) -> Re
                        else first(a, "gen_ai.completion.0.finish_reason")),
         trace_id=span.trace_id, span_id=span.span_id, name=span.name or label, source_place=span.place,
         max_output_tokens=as_int(first(a, "gen_ai.request.max_tokens", "llm.request.max_tokens")
-                                 or invocation.get("max_completion_tokens") or invocation.get("max_tokens")))
+                                 or invocation.get("max_completion_tokens") or invocation.get("max_tokens")),
+        start_time=span.start_time, end_time=span.end_time, parent_span_id=span.parent_id,
+        cached_input_tokens=as_int(first(a, *CACHED_INPUT_KEYS)), conversation_id=_text(a.get("gen_ai.conversation.id")))
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "" else None
 
 
 def _output(a: dict[str, Any], details: Event | None, span: SpanView,

@@ -16,9 +16,15 @@ from .detect import chat_body, sniff
 from .genai import SpanView, request_from_span
 from .model import FormatError, ImportedFile, UnsupportedFormat
 from .normalise import Malformed, Outcome
+from .otel_js import import_js_spans
 from .otlp import import_records
 from .platforms import import_langfuse, import_phoenix, import_promptfoo, phoenix_spans
+from .providers import PROVIDERS, import_request
+from .providers.nock import import_nock
 from .source import Parsed, parse_file
+from .transcripts import lines_of
+from .transcripts.claude_code import import_claude_code
+from .transcripts.codex import import_codex
 
 
 def _bodies(parsed: Parsed, name: str) -> Outcome:
@@ -30,19 +36,28 @@ def _bodies(parsed: Parsed, name: str) -> Outcome:
         else:
             items.append((f"line {line}" if line is not None else "", value))
     for place, value in items:
-        found = chat_body(value)
-        if found is None:
-            raise Malformed(place or "top level", "expected a chat request body with 'messages'")
-        body, response = found
-        inner = place
-        if body is not value:  # wrapped: {request, response} or a batch line {custom_id, body}
-            key = "request" if value.get("request") is body else "body"
-            inner = f"{place}.{key}" if place else key
         custom = value.get("custom_id") if isinstance(value, dict) else None
         label = str(custom) if isinstance(custom, str) else (f"request {place}" if place else "request body")
-        module = anthropic if anthropic.has_markers(body) or name == "anthropic-messages" else openai
-        out.requests.append(module.import_body(body, inner, label, response=response))
+        try:
+            out.requests.append(_body(value, place, label, name))
+        except Malformed as exc:
+            if len(items) == 1:
+                raise
+            out.fail(exc, "request body", label)
     return out
+
+
+def _body(value: Any, place: str, label: str, name: str):
+    found = chat_body(value)
+    if found is None:
+        raise Malformed(place or "top level", "expected a chat request body with 'messages'")
+    body, response = found
+    inner = place
+    if body is not value:  # wrapped: {request, response} or a batch line {custom_id, body}
+        key = "request" if value.get("request") is body else "body"
+        inner = f"{place}.{key}" if place else key
+    module = anthropic if anthropic.has_markers(body) or name == "anthropic-messages" else openai
+    return module.import_body(body, inner, label, response=response)
 
 
 def _genai_attributes(parsed: Parsed, name: str) -> Outcome:
@@ -64,6 +79,11 @@ def _phoenix(parsed: Parsed, name: str) -> Outcome:
     return import_phoenix(spans or [])
 
 
+def _provider_body(parsed: Parsed, name: str) -> Outcome:
+    provider = next(p for p in PROVIDERS if p.name == name)
+    return Outcome(requests=[import_request(provider, parsed.single, "", "request body", file_format=name)])
+
+
 IMPORTERS: dict[str, Callable[[Parsed, str], Outcome]] = {
     "openai-chat": _bodies,
     "anthropic-messages": _bodies,
@@ -75,6 +95,15 @@ IMPORTERS: dict[str, Callable[[Parsed, str], Outcome]] = {
     "langfuse-trace": lambda parsed, name: import_langfuse(parsed.single),
     "phoenix-spans": _phoenix,
     "promptfoo-export": lambda parsed, name: import_promptfoo(parsed.single),
+    "openai-responses": _provider_body,
+    "gemini-generate": _provider_body,
+    "bedrock-converse": _provider_body,
+    "nock-recording": lambda parsed, name: import_nock(parsed.single),
+    "otel-js-spans": lambda parsed, name: (import_js_spans([v for _, v in parsed.records],
+                                                            [line for line, _ in parsed.records])
+                                           if parsed.kind == "jsonl" else import_js_spans(parsed.single)),
+    "claude-code-transcript": lambda parsed, name: import_claude_code(lines_of(parsed)),
+    "codex-rollout": lambda parsed, name: import_codex(lines_of(parsed)),
 }
 
 
@@ -90,11 +119,15 @@ def import_parsed(parsed: Parsed) -> ImportedFile:
     if not outcome.requests and outcome.failures:
         first = outcome.failures[0]
         more = f" ({len(outcome.failures) - 1} more model calls failed too)" if len(outcome.failures) > 1 else ""
-        raise FormatError(parsed.path, info.name, first.place, first.problem + more)
+        raise FormatError(parsed.path, info.name, first.place, first.reason + more)
     warnings = list(parsed.notes) + outcome.warnings
-    for request in outcome.requests:
-        warnings += request.warnings
-    return ImportedFile(path=parsed.path, format=info, requests=outcome.requests, warnings=warnings)
+    seen = set(warnings)
+    for request in outcome.requests:  # a transcript's calls share their earlier notes: each listed once
+        fresh = [w for w in request.warnings if w not in seen]
+        seen.update(fresh)
+        warnings += fresh
+    return ImportedFile(path=parsed.path, format=info, requests=outcome.requests, warnings=warnings,
+                        failed=outcome.failures, spans=outcome.spans)
 
 
 def import_file(path: str | Path) -> ImportedFile:

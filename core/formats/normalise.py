@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..contracts import ChatMessage, ToolCall, ToolDefinition
-from .model import ImportedRequest, ImportNote, Recorded
+from .model import FailedCall, ImportedRequest, ImportNote, Recorded, SpanNode
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
@@ -63,16 +63,21 @@ class Outcome:
 
     requests: list[ImportedRequest] = field(default_factory=list)
     warnings: list[ImportNote] = field(default_factory=list)
-    failures: list[Malformed] = field(default_factory=list)
+    failures: list[FailedCall] = field(default_factory=list)
+    spans: list[SpanNode] = field(default_factory=list)  # the trace's span tree, where the file has one
 
     def add(self, other: "Outcome") -> None:
+        offset = len(self.requests) + len(self.failures)
+        self.failures += [replace(f, position=f.position + offset) for f in other.failures]
         self.requests += other.requests
         self.warnings += other.warnings
-        self.failures += other.failures
+        self.spans += other.spans
 
-    def fail(self, exc: Malformed, what: str) -> None:
-        self.failures.append(exc)
-        self.warnings.append(ImportNote(exc.place, f"{exc.problem}; this {what} was skipped"))
+    def fail(self, exc: Malformed, what: str, label: str | None = None) -> None:
+        """Record a model call that could not be read (it stays a row of its own, with its reason)."""
+        position = len(self.requests) + len(self.failures)
+        self.failures.append(FailedCall(label or f"{what} {position + 1}", exc.place, exc.problem, position))
+        self.warnings.append(ImportNote(exc.place, f"{exc.problem}; this {what} could not be read"))
 
 
 class Context:

@@ -9,9 +9,10 @@ import binascii
 import re
 from typing import Any, Iterator
 
-from .genai import Event, SpanView, is_model_call, request_from_span
+from .genai import Event, SpanView, is_model_call, request_from_span, span_node
 from .model import ImportNote
 from .normalise import Malformed, Outcome, as_int, shown_names
+from .timing import unix_seconds
 
 
 def is_otlp(data: Any) -> bool:
@@ -125,7 +126,10 @@ def _span_view(span: Any, place: str) -> SpanView:
                     name=span.get("name") if isinstance(span.get("name"), str) else None,
                     trace_id=hex_id(_get(span, "traceId"), 16), span_id=hex_id(_get(span, "spanId"), 8),
                     events=events, dropped_attributes=dropped,
-                    dropped_events=as_int(_get(span, "droppedEventsCount")) or 0)
+                    dropped_events=as_int(_get(span, "droppedEventsCount")) or 0,
+                    parent_id=hex_id(_get(span, "parentSpanId"), 8),
+                    start_time=unix_seconds(_get(span, "startTimeUnixNano")),
+                    end_time=unix_seconds(_get(span, "endTimeUnixNano")))
     return view
 
 
@@ -169,8 +173,9 @@ def import_records(records: list[tuple[int | None, Any]], file_format: str) -> O
         prefix = f"line {line}: " if line is not None else ""
         if not isinstance(data, dict) or not is_otlp(data):
             raise Malformed(prefix.rstrip(": ") or "top level", "expected a TracesData object with resourceSpans")
-        views = list(_spans(data, prefix)) + list(_log_spans(data, prefix))
-        for view in views:
+        spans = list(_spans(data, prefix))
+        out.spans += [span_node(view, is_model_call(view)) for view in spans if view.span_id]
+        for view in spans + list(_log_spans(data, prefix)):
             if not is_model_call(view):
                 skipped.append(view.name or view.span_id or view.place)
                 continue
@@ -178,7 +183,7 @@ def import_records(records: list[tuple[int | None, Any]], file_format: str) -> O
             try:
                 out.requests.append(request_from_span(view, label, file_format))
             except Malformed as exc:
-                out.fail(exc, "span")
+                out.fail(exc, "span", label)
     if skipped:
         out.warnings.append(ImportNote("", f"{len(skipped)} span(s) are not model calls and were skipped: "
                                               f"{shown_names(skipped)}"))

@@ -7,10 +7,12 @@ import json
 from typing import Any
 
 from ..contracts import ChatMessage
-from .genai import Event, SpanView, attribute_tools, chat_message, is_model_call, request_from_span
-from .model import ImportedRequest, ImportNote, Recorded
+from .genai import (CACHED_INPUT_KEYS, Event, SpanView, attribute_tools, chat_message, chat_messages, is_model_call, request_from_span,
+                    span_node)
+from .model import ImportedRequest, ImportNote, Recorded, SpanNode
 from .normalise import (Context, Draft, Malformed, Outcome, as_int, finish, output_messages, parse_json_text,
                         read_parts, shown_names, tool_definitions, updated)
+from .timing import unix_seconds
 
 LANGFUSE = "langfuse-trace"
 PHOENIX = "phoenix-spans"
@@ -43,6 +45,8 @@ def import_langfuse(data: dict[str, Any]) -> Outcome:
     wrappers = {o.get("parentObservationId") for o in observations
                 if o.get("type") == "GENERATION" and o.get("parentObservationId") in generations}
     out = Outcome()
+    out.spans = [_observation_node(o, trace, o.get("id") in generations and o.get("id") not in wrappers)
+                 for o in observations if o.get("id")]
     skipped: list[str] = []
     for i, obs in enumerate(observations):
         place = f"{key}[{i}]"
@@ -57,7 +61,7 @@ def import_langfuse(data: dict[str, Any]) -> Outcome:
         try:
             out.requests.append(_generation(obs, trace, place))
         except Malformed as exc:
-            out.fail(exc, "observation")
+            out.fail(exc, "observation", f"{name} (observation {obs.get('id')})")
     if skipped:
         out.warnings.append(ImportNote(key, f"{len(skipped)} observation(s) are not generations and were "
                                                f"skipped: {shown_names(skipped)}"))
@@ -88,11 +92,39 @@ def _generation(obs: dict[str, Any], trace: dict[str, Any], place: str) -> Impor
     if not imported.output:
         imported.output = _langfuse_output(obs.get("output"))
     imported.recorded = updated(
-        imported.recorded, model=imported.recorded.model or obs.get("model"),
+        imported.recorded, start_time=unix_seconds(obs.get("startTime")), end_time=unix_seconds(obs.get("endTime")),
+        parent_span_id=obs.get("parentObservationId"), cached_input_tokens=_langfuse_cached(usage, attrs),
+        conversation_id=attrs.get("gen_ai.conversation.id") if isinstance(attrs.get("gen_ai.conversation.id"), str)
+        else None,
+        model=imported.recorded.model or obs.get("model"),
+        max_output_tokens=imported.recorded.max_output_tokens or as_int(
+            params.get("max_tokens") or params.get("max_completion_tokens") or params.get("max_output_tokens")),
         input_tokens=imported.recorded.input_tokens or as_int(usage.get("input")) or as_int(obs.get("inputUsage")),
         output_tokens=imported.recorded.output_tokens or as_int(usage.get("output")) or as_int(obs.get("outputUsage")),
         finish_reason=imported.recorded.finish_reason or params.get("finishReason"))
     return imported
+
+
+# Langfuse's usage keys for input read from the provider's prompt cache (OpenAI, LangChain, Anthropic mappings).
+_LANGFUSE_CACHED = ("input_cached_tokens", "input_cache_read", "prompt_details.cache_read", "cache_read_input_tokens",
+                    "input_cache_read_tokens", "cached_tokens")
+
+
+def _langfuse_cached(usage: dict[str, Any], attrs: dict[str, Any]) -> int | None:
+    for key in _LANGFUSE_CACHED:
+        if as_int(usage.get(key)) is not None:
+            return as_int(usage.get(key))
+    for key in CACHED_INPUT_KEYS:
+        if as_int(attrs.get(key)) is not None:
+            return as_int(attrs.get(key))
+    return None
+
+
+def _observation_node(obs: dict[str, Any], trace: dict[str, Any], model_call: bool) -> SpanNode:
+    return SpanNode(span_id=str(obs["id"]), parent_id=obs.get("parentObservationId"), name=str(obs.get("name") or ""),
+                    kind=str(obs.get("type") or ""), model_call=model_call,
+                    trace_id=obs.get("traceId") or trace.get("id"), start_time=unix_seconds(obs.get("startTime")),
+                    end_time=unix_seconds(obs.get("endTime")))
 
 
 def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: str,
@@ -115,10 +147,7 @@ def _from_input(obs: dict[str, Any], params: dict[str, Any], place: str, label: 
     elif isinstance(value, str):
         drafts.append(Draft("user", value, where))
     elif isinstance(value, list):
-        for i, message in enumerate(value):
-            if not isinstance(message, dict):
-                raise Malformed(f"{where}[{i}]", f"a message must be an object, found {type(message).__name__}")
-            drafts += chat_message(message, f"{where}[{i}]", ctx)
+        drafts += chat_messages(value, where, ctx)
     else:
         raise Malformed(where, "no input messages recorded")
     recorded = Recorded(format=f"{LANGFUSE}/input", name=obs.get("name"), trace_id=trace_id, span_id=obs.get("id"),
@@ -197,14 +226,17 @@ def import_phoenix(spans: list[Any], lines: list[int | None] | None = None) -> O
                   for j, e in enumerate(span.get("events") or []) if isinstance(e, dict)]
         view = SpanView(attributes=attrs, place=place, name=span.get("name"),
                         trace_id=span["context"].get("trace_id"), span_id=span["context"].get("span_id"),
-                        events=events, kind_hint=span.get("span_kind"))
+                        events=events, kind_hint=span.get("span_kind"), parent_id=span.get("parent_id"),
+                        start_time=unix_seconds(span.get("start_time")), end_time=unix_seconds(span.get("end_time")))
+        out.spans.append(span_node(view, is_model_call(view)))
         if not is_model_call(view):
             skipped.append(f"{view.name} ({span.get('span_kind') or 'no kind'})")
             continue
+        label = f"{view.name or 'llm'} (span {view.span_id})"
         try:
-            out.requests.append(request_from_span(view, f"{view.name or 'llm'} (span {view.span_id})", PHOENIX))
+            out.requests.append(request_from_span(view, label, PHOENIX))
         except Malformed as exc:
-            out.fail(exc, "span")
+            out.fail(exc, "span", label)
     if skipped:
         out.warnings.append(ImportNote("", f"{len(skipped)} span(s) are not LLM spans and were skipped: "
                                               f"{shown_names(skipped)}"))
@@ -234,7 +266,7 @@ def import_promptfoo(data: dict[str, Any]) -> Outcome:
         try:
             out.requests.append(_promptfoo_result(result, place, i))
         except Malformed as exc:
-            out.fail(exc, "result")
+            out.fail(exc, "result", f"result {i + 1}")
     return out
 
 

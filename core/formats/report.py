@@ -12,7 +12,8 @@ from typing import Any
 
 from ..audit import Finding, audit
 from ..counting import TokenCounter
-from ..errors import RequestError, TemplateRefused
+from ..counters.auto import AutoCounter, resolve
+from ..errors import CounterError, RequestError, TemplateRefused
 from ..result import AssemblyResult
 from .count import count_imported
 from .model import ImportedFile, ImportedRequest
@@ -33,15 +34,20 @@ class FileCount:
     requests: list[RequestCount]
 
 
-def count_file(imported: ImportedFile, counter: TokenCounter, *, context_limit: int | None = None) -> FileCount:
+def count_file(imported: ImportedFile, counter: "TokenCounter | AutoCounter", *,
+               context_limit: int | None = None) -> FileCount:
+    """Count every request; with an ``AutoCounter`` each request gets the counter its model calls for."""
     counted = []
     for request in imported.requests:
         try:
-            result = count_imported(request, counter, context_limit=context_limit)
-        except (TemplateRefused, RequestError) as exc:
+            chosen, fallback = resolve(counter, request.recorded.model)
+            result = count_imported(request, chosen, context_limit=context_limit)
+        except (TemplateRefused, RequestError, CounterError) as exc:
             counted.append(RequestCount(request, error=str(exc)))
             continue
-        counted.append(RequestCount(request, result, audit(result, counter)))
+        if fallback:
+            result = result.model_copy(update={"counter_fallback": fallback})
+        counted.append(RequestCount(request, result, audit(result, chosen)))
     return FileCount(imported, counter.name, counted)
 
 
@@ -63,6 +69,7 @@ def report_text(report: FileCount) -> str:
     lines = [f"{imported.path}: {imported.format.name}: {imported.format.detail}",
              f"counter: {report.counter_name}; {len(imported.requests)} request(s)"]
     lines += [f"warning: {w}" for w in imported.warnings]
+    lines += [f"not read: {f}" for f in imported.failed]
     if not imported.requests:
         lines.append("no model-call requests in this file")
     for n, rc in enumerate(report.requests, start=1):
@@ -83,7 +90,13 @@ def report_text(report: FileCount) -> str:
             lines.append(f"  {_where(e.message_indices):>5}  {_roles(request, e.message_indices, e.section):<15} "
                          f"{e.section:<15} {e.tokens:>7}  {e.id}: {e.reason}")
         extra = result.model_extra or {}
-        lines.append(f"  total: {result.input_tokens} input tokens ({report.counter_name}, {extra.get('count_basis')})")
+        counted_with = result.counter.name if result.counter is not None else report.counter_name
+        lines.append(f"  total: {result.input_tokens} input tokens ({counted_with}, {extra.get('count_basis')})")
+        if extra.get("counter_fallback"):
+            lines.append(f"  counter: {extra['counter_fallback']}; counted with {counted_with}")
+        if extra.get("count_is_estimate"):
+            lines.append(f"  estimate: {extra.get('authority_note')}")
+        lines.append(f"  context limit: {result.context_limit} ({extra.get('context_limit_source')})")
         lines += [f"  adapted: {note}" for note in extra.get("count_adaptations") or []]
         if recorded.input_tokens is not None:
             drift = result.input_tokens - recorded.input_tokens
@@ -104,7 +117,8 @@ def report_json(report: FileCount) -> str:
     imported = report.imported
     out: dict[str, Any] = {"file": imported.path, "format": imported.format.name, "detail": imported.format.detail,
                            "counter": report.counter_name, "warnings": [str(w) for w in imported.warnings],
-                           "requests": []}
+                           "requests": [], "failed": [{"label": f.label, "place": f.place, "reason": f.reason}
+                                                      for f in imported.failed]}
     for rc in report.requests:
         recorded = rc.request.recorded
         item: dict[str, Any] = {"label": rc.request.label, "format": recorded.format, "model": recorded.model,
@@ -118,7 +132,14 @@ def report_json(report: FileCount) -> str:
             item["input_tokens"] = rc.result.input_tokens
             item["count_drift"] = (rc.result.input_tokens - recorded.input_tokens
                                    if recorded.input_tokens is not None else None)
-            item["count_basis"] = (rc.result.model_extra or {}).get("count_basis")
+            extra = rc.result.model_extra or {}
+            item["count_basis"] = extra.get("count_basis")
+            item["counted_with"] = rc.result.counter.name if rc.result.counter is not None else None
+            item["counter_kind"] = rc.result.counter.kind if rc.result.counter is not None else None
+            for key in ("count_is_estimate", "authoritative_input_tokens", "authoritative_source", "authority_note",
+                        "counter_fallback", "context_limit_source"):
+                item[key] = extra.get(key)
+            item["context_limit"] = rc.result.context_limit
             item["entries"] = [{"section": e.section, "id": e.id, "tokens": e.tokens,
                                 "message_indices": e.message_indices, "reason": e.reason} for e in rc.result.trace]
             item["findings"] = [f.to_json() for f in rc.findings]

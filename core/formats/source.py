@@ -15,16 +15,24 @@ from typing import Any
 
 import yaml
 
+from ..inputs import MAX_NESTING, MAX_YAML_BYTES, check_value, decode_json
 from ..loading import looks_like_jsonl, read_text
 from .model import FormatError, ImportNote
 
 # Key names that give a format away even in a file cut off half-way.
 _PREFIX_HINTS: tuple[tuple[str, str], ...] = (
+    (r'"parentUuid"|"isSidechain"', "claude-code-transcript"),
+    (r'"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg|compacted)"', "codex-rollout"),
     (r'"resource(Spans|Logs)"|"resource_(spans|logs)"', "otlp-json"),
     (r'^\s*(interactions|http_interactions)\s*:|"(http_)?interactions"', "vcr-cassette"),
     (r'"observations"', "langfuse-trace"),
     (r'"evalId"', "promptfoo-export"),
     (r'"span_kind"|"context"\s*:\s*\{\s*"trace_id"', "phoenix-spans"),
+    (r'^\s*\[\s*\{\s*"scope"\s*:', "nock-recording"),
+    (r'"ai\.prompt\.messages"|"instrumentationScope"', "otel-js-spans"),
+    (r'"toolUse"|"toolResult"|"toolConfig"|"inferenceConfig"|"reasoningContent"', "bedrock-converse"),
+    (r'"contents"\s*:\s*\[|"systemInstruction"|"functionDeclarations"', "gemini-generate"),
+    (r'"previous_response_id"|"function_call_output"|"input"\s*:\s*\[', "openai-responses"),
     (r'"input_schema"|"tool_use"|"tool_result"|"system"\s*:\s*\[', "anthropic-messages"),
     (r'"messages"', "openai-chat"),
     (r'"gen_ai\.|"llm\.input_messages', "genai-attributes"),
@@ -61,6 +69,25 @@ class _CassetteLoader(yaml.SafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.unknown_tags: list[tuple[str, int]] = []
+        self._aliases = 0
+        self._depth = 0
+
+    def compose_node(self, parent, index):  # bounded: no alias bombs, no nesting past the input layer's limit
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_YAML_ALIASES:
+                raise _YamlLimit(f"more than {MAX_YAML_ALIASES} aliases (a YAML alias bomb?)")
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise _YamlLimit(f"YAML nested more than {MAX_NESTING} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+class _YamlLimit(Exception):
+    """A limit of the input layer, met while composing a YAML document."""
 
 
 def _plain(loader: _CassetteLoader, node: yaml.Node) -> Any:
@@ -73,12 +100,24 @@ def _plain(loader: _CassetteLoader, node: yaml.Node) -> Any:
 
 
 _CassetteLoader.add_constructor(None, _plain)
+MAX_YAML_ALIASES = 10_000
 
 
 def load_yaml(text: str, path: str) -> tuple[Any, list[ImportNote]]:
-    loader = _CassetteLoader(text)
+    if len(text) > MAX_YAML_BYTES:
+        raise FormatError(path, "yaml", "", f"a YAML document of {len(text):,} characters, over the "
+                                            f"{MAX_YAML_BYTES:,} limit")
+    try:
+        loader = _CassetteLoader(text)  # its reader refuses control characters at once
+    except yaml.YAMLError as exc:
+        raise FormatError(path, "yaml", "", f"malformed YAML: {exc}".split("\n")[0]) from None
     try:
         data = loader.get_single_data()
+        check_value(data, max_nodes=4 * len(text) + 10_000)  # aliases may not multiply the document
+    except (_YamlLimit, ValueError) as exc:
+        raise FormatError(path, "yaml", "", str(exc)) from None
+    except RecursionError:
+        raise FormatError(path, "yaml", "", "YAML nested too deeply") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise FormatError(path, guess_format(text) if guess_format(text) != "json" else "yaml", "",
@@ -109,19 +148,19 @@ def parse_text(text: str, path: str) -> Parsed:
             if not line.strip():
                 continue
             try:
-                records.append((number, json.loads(line)))
+                records.append((number, decode_json(line)))
             except json.JSONDecodeError as exc:
                 raise _json_error(path, line, exc, line_offset=number - 1) from None
-            except RecursionError:
-                raise FormatError(path, guess_format(line), f"line {number}", "JSON nested too deeply") from None
+            except ValueError as exc:  # a limit of the input layer
+                raise FormatError(path, guess_format(line), f"line {number}", str(exc)) from None
         return Parsed(path, "jsonl", records)
     if stripped[0] in "{[":
         try:
-            return Parsed(path, "json", [(None, json.loads(text))], one_line="\n" not in text.strip())
+            return Parsed(path, "json", [(None, decode_json(text))], one_line="\n" not in text.strip())
         except json.JSONDecodeError as exc:
             raise _json_error(path, text, exc) from None
-        except RecursionError:
-            raise FormatError(path, guess_format(text), "", "JSON nested too deeply") from None
+        except ValueError as exc:  # a limit of the input layer
+            raise FormatError(path, guess_format(text), "", str(exc)) from None
     data, notes = load_yaml(text, path)
     if not isinstance(data, (dict, list)):
         raise FormatError(path, "unknown", "", f"neither JSON nor a YAML mapping (found a {type(data).__name__})")

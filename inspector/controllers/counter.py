@@ -24,10 +24,11 @@ class CounterController(QObject):
         self.pending = False
         self._thread: CounterThread | None = None
         self._reload = False
+        self._remember = False  # a counter the person chose (or the fallback for one that failed) is kept
 
     def set_spec(self, spec: str) -> None:
         """Count with ``spec`` from now on (built off the GUI thread); open requests are re-assembled."""
-        self.start(CounterCache.normalise(spec), reload_after=True, startup=False)
+        self.start(CounterCache.normalise(spec), reload_after=True, startup=False, remember=True)
 
     def choose_dialog(self) -> None:
         directory = QFileDialog.getExistingDirectory(self.window,
@@ -41,13 +42,14 @@ class CounterController(QObject):
             self.counter = counter
             self.window.update_status()
 
-    def start(self, spec: str, *, reload_after: bool, startup: bool) -> None:
+    def start(self, spec: str, *, reload_after: bool, startup: bool, remember: bool = False) -> None:
         w = self.window
         if self._thread is not None and self._thread.isRunning():
             w.report("warning", f"A counter is still being built; {spec} was not started")
             return
         self.pending = True
         self._reload = reload_after
+        self._remember = remember
         w.status.counter_label.setText(f"Counter: building {spec}…")
         thread = CounterThread(w.counter_cache, spec, self)
         thread.built.connect(self._built)
@@ -65,7 +67,7 @@ class CounterController(QObject):
         self.spec = spec
         self.counter = counter
         w.replay.set_counter(counter)
-        if w.persist:
+        if w.persist and self._remember:
             w.settings.set_last_counter(None if spec == core.DEFAULT_COUNTER else spec)
         w.update_status()
         w.hide_busy_if_idle()
@@ -85,7 +87,7 @@ class CounterController(QObject):
         if startup and spec != core.DEFAULT_COUNTER:
             w.report("warning", f"Falling back to the embedded counter {core.DEFAULT_COUNTER}")
             self.spec = core.DEFAULT_COUNTER
-            self.start(core.DEFAULT_COUNTER, reload_after=False, startup=True)
+            self.start(core.DEFAULT_COUNTER, reload_after=False, startup=True, remember=True)
             return
         w.update_status()
         w.hide_busy_if_idle()

@@ -66,6 +66,9 @@ def rows_from_entry(entry: core.LoadedEntry, source: str, counter: core.TokenCou
         rows.append(Row(kind="rejected", rejection=exc.record(), counter_name=counter.name, **base))
     except core.ContextBudgetError as exc:
         rows.append(Row(kind="rejected", rejection=exc.record(), counter_name=counter.name, **base))
+    except core.CounterError as exc:  # the file was read; the counter (its chat template) refused it
+        rows.append(Row(kind="uncounted", error=f"{entry_place(entry, source)}: could not be counted with "
+                                                 f"{counter.name}: {exc}", counter_name=counter.name, **base))
     except (core.ContextInspectorError, ValueError) as exc:  # ValueError: a plan the assembler cannot run
         rows.append(Row(kind="invalid", error=f"{entry_place(entry, source)}: {exc}", counter_name=counter.name,
                         **base))
@@ -76,6 +79,10 @@ def rows_from_entry(entry: core.LoadedEntry, source: str, counter: core.TokenCou
     if with_baseline and request is not None and entry.kind == "request":
         try:
             baseline = core.naive_truncate(request, counter)
+        except core.CounterError as exc:
+            rows.append(Row(kind="uncounted", error=f"{entry_place(entry, source)}: naive baseline: could not be "
+                                                     f"counted with {counter.name}: {exc}", **base,
+                            counter_name=counter.name))
         except core.ContextInspectorError as exc:
             rows.append(Row(kind="invalid", error=f"{entry_place(entry, source)}: naive baseline: {exc}",
                             counter_name=counter.name, **base))

@@ -6,13 +6,14 @@ never over an opened file). The dialog only gathers the choice; it is not modal 
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 import core
+
+from .destination import confirm_replace, file_name
 
 KINDS: tuple[str, ...] = tuple(core.EXPORT_KINDS)
 
@@ -21,10 +22,9 @@ def suffix(kind: str) -> str:
     return core.EXPORT_KINDS[kind][0]
 
 
-def suggested_name(label: str, kind: str) -> str:
-    """A file name from the request's label: characters a file system may refuse become "_"."""
-    stem = re.sub(r'[\\/:*?"<>|\s]+', "_", label).strip("._") or "request"
-    return stem[:120] + suffix(kind)
+def suggested_name(label: str, kind: str, strategy: str | None = None) -> str:
+    """A file name from the request's label and strategy: characters a file system may refuse become "_"."""
+    return file_name(label, strategy, suffix(kind))
 
 
 def with_suffix(path: str, kind: str) -> str:
@@ -38,7 +38,8 @@ def with_suffix(path: str, kind: str) -> str:
 class ExportDialog(QDialog):
     """Kind, redaction and where to write. ``accepted`` once the person pressed Export with a path."""
 
-    def __init__(self, what: str, label: str, directory: str, parent: QWidget | None = None) -> None:
+    def __init__(self, what: str, label: str, directory: str, parent: QWidget | None = None, *,
+                 strategy: str | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export")
         self.setAccessibleName("Export")
@@ -48,7 +49,7 @@ class ExportDialog(QDialog):
             self.kind_box.addItem(core.EXPORT_KINDS[kind][1], kind)
         self.redact_box = QCheckBox("Redact message content (keeps counts, ids and structure)", self)
         self.redact_box.setAccessibleName("Redact message content")
-        self.path_edit = QLineEdit(str(Path(directory) / suggested_name(label, KINDS[0])), self)
+        self.path_edit = QLineEdit(str(Path(directory) / suggested_name(label, KINDS[0], strategy)), self)
         self.path_edit.setAccessibleName("Export to file")
         self.browse_button = QPushButton("Browse…", self)
         self.browse_button.clicked.connect(self._browse)
@@ -83,6 +84,12 @@ class ExportDialog(QDialog):
     def path(self) -> str:
         return self.path_edit.text().strip()
 
+    def accept(self) -> None:
+        """Export, unless the file exists and the person would rather not replace it (the dialog stays)."""
+        if self.path() and not confirm_replace(self, Path(self.path()).expanduser()):
+            return
+        super().accept()
+
     def _kind_changed(self) -> None:
         self.path_edit.setText(with_suffix(self.path(), self.kind()))
 
@@ -92,6 +99,8 @@ class ExportDialog(QDialog):
     def _browse(self) -> None:
         kind = self.kind()
         pattern = f"{core.EXPORT_KINDS[kind][1]} (*{Path(suffix(kind)).suffix})"
-        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path(), pattern)
+        # asked once, when Export is pressed (confirm_replace), not here as well
+        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path(), pattern,
+                                              options=QFileDialog.Option.DontConfirmOverwrite)
         if path:
             self.path_edit.setText(path)

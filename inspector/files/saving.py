@@ -1,5 +1,8 @@
 """Saving and exporting the shown result: the dialogs, and one write path that never touches an open file.
 
+Dialogs start in the folder of the last save (``destination``), name the strategy, and ask before
+replacing a file.
+
 What is written comes from ``core`` (``AssemblyResult.to_json``, ``core.export_text``); this only picks
 the file and writes it atomically."""
 from __future__ import annotations
@@ -8,12 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog
 
 import core
 
 from ..paths import demo_request_path
 from .atomic import write_atomically
+from .destination import ask_save_path, default_folder, file_name
 from .exporting import ExportDialog
 
 if TYPE_CHECKING:
@@ -25,6 +28,12 @@ class Saver(QObject):
         super().__init__(window)
         self.window = window
         self._export_dialog: ExportDialog | None = None
+        self._folder: str | None = window.settings.save_folder() if window.persist else None
+
+    @property
+    def folder(self) -> Path:
+        """Where the next save starts: the folder of the last one, else Documents or home (never an input's)."""
+        return default_folder(self._folder)
 
     # ---- results as JSON
 
@@ -33,8 +42,8 @@ class Saver(QObject):
         if row is None or row.result is None:
             self.window.report("warning", "Select a request with a result to save")
             return
-        suggested = f"{row.label}.{row.result.strategy}.result.json".replace("/", "_")
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save result as", suggested, "Result JSON (*.json)")
+        suggested = self.folder / file_name(row.label, row.result.strategy, ".result.json")
+        path = ask_save_path(self.window, "Save result as", suggested, "Result JSON (*.json)")
         if path:
             self.save_result_to(path)
 
@@ -51,9 +60,9 @@ class Saver(QObject):
         if view is None or view.result is None:
             self.window.report("warning", "Edit the replay first: there is no replayed result to save")
             return
-        suggested = f"{current.label if current else 'request'}.replayed.result.json".replace("/", "_")
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save replayed result as", suggested,
-                                              "Result JSON (*.json)")
+        suggested = self.folder / file_name(current.label if current else "request", view.result.strategy,
+                                            ".replayed.result.json")
+        path = ask_save_path(self.window, "Save replayed result as", suggested, "Result JSON (*.json)")
         if path:
             self.save_replayed_to(path)
 
@@ -78,6 +87,9 @@ class Saver(QObject):
         except OSError as exc:
             self.window.report("error", f"{target}: not saved: {exc.strerror or exc}")
             return False
+        self._folder = str(target.parent)  # the next save starts here
+        if self.window.persist:
+            self.window.settings.set_save_folder(target.parent)
         self.window.report("info", f"Saved {what} to {target}")
         return True
 
@@ -91,8 +103,8 @@ class Saver(QObject):
             return None
         if self._export_dialog is not None:
             self._export_dialog.deleteLater()
-        directory = str(Path(row.source).parent) if Path(row.source).parent.is_dir() else str(Path.home())
-        dialog = ExportDialog(f"{row.label} ({row.result.strategy})", row.label, directory, self.window)
+        dialog = ExportDialog(f"{row.label} ({row.result.strategy})", row.label, str(self.folder), self.window,
+                              strategy=row.result.strategy)
         dialog.accepted.connect(lambda d=dialog: self.export_to(d.path(), d.kind(), redact=d.redact()))
         self._export_dialog = dialog
         dialog.open()  # window-modal, but it never blocks the event loop

@@ -1,5 +1,5 @@
-"""What the app remembers between runs, in QSettings: geometry, splitters, recent files, last counter,
-and the context limit set for each model an imported provider request names.
+"""What the app remembers between runs, in QSettings: geometry, splitters, recent files, the folder saves
+go to, last counter, and the context limit set for each model an imported provider request names.
 
 The settings are always opened in INI format under the user scope, so tests can redirect them with
 ``QSettings.setPath(IniFormat, UserScope, tmp)`` and never touch a person's real settings.
@@ -48,6 +48,16 @@ class Settings:
 
     def clear_recent(self) -> None:
         self._store.setValue("files/recent", [])
+
+    # ---- where saves go
+
+    def save_folder(self) -> str | None:
+        """The folder the person last saved or exported into (None: never, or it is gone)."""
+        value = self._store.value("files/save_folder", "", type=str)
+        return value if value and Path(value).is_dir() else None
+
+    def set_save_folder(self, folder: str | Path) -> None:
+        self._store.setValue("files/save_folder", str(folder))
 
     # ---- counter
 

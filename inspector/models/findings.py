@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import Qt
 
 import core
 
 from .. import theme
 from .roles import ModelIndex, ROW_ROLE
+from .tables import ColumnsModel
 
 
-class FindingsModel(QAbstractTableModel):
+class FindingsModel(ColumnsModel):
     COLUMNS = ("Severity", "Rule", "Message", "Location", "Item")
     C_SEVERITY, C_RULE, C_MESSAGE, C_LOCATION, C_ITEM = range(5)
 
@@ -27,17 +28,8 @@ class FindingsModel(QAbstractTableModel):
     def finding_at(self, row: int) -> core.Finding | None:
         return self._findings[row] if 0 <= row < len(self._findings) else None
 
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._findings)
-
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self.COLUMNS):
-            return self.COLUMNS[section]
-        return None
+    def row_total(self) -> int:
+        return len(self._findings)
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._findings):

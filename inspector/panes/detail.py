@@ -86,9 +86,13 @@ def row_content(row: Row, counter_name: str | None) -> ItemContent:
                      "input allowance.")
     elif row.kind == "pending":
         prose.append("Reading this entry from the file…")
-    elif row.kind == "uncounted":
+    elif row.kind == "uncounted" and row.imported is not None:
         prose.append("This model call was read from the file but the counter could not count it; the importer's "
                      "view of it is in the JSON tab.")
+    elif row.kind == "uncounted":
+        blocks.append(("Could not be counted", row.error or "the counter refused it"))
+        prose.append("The file was read, but the counter refused this request. Count it with another counter "
+                     "(File ▸ Use Embedded Counter, or Counter…).")
     else:
         blocks.append(("Could not be read", row.error or "unknown problem"))
     prose.extend(row.notes)

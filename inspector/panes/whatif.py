@@ -4,7 +4,7 @@ Sections are stacked areas in their colours (each curve is the running total up 
 filled down to zero, drawn behind the smaller totals); dots are the total input tokens of each point
 and can be clicked to try that limit; a red cross at zero marks a limit where the required content
 does not fit. A dashed line marks the recorded limit, a solid one the current edit. Plot items are
-created once per section name and updated with ``setData``.
+created once per section name and updated with ``setData``. Export: PNG or SVG (``files/charts.py``).
 """
 from __future__ import annotations
 
@@ -13,17 +13,22 @@ from typing import Sequence
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from core.replay import SweepPoint
 
 from .. import theme
+from ..files.charts import ChartExportError, ask_chart_path, export_chart
+from ..files.settings import open_settings
+from .budget.plot import TokenAxis
 
 FAIL_COLOUR = "#C62828"
 
 
 class WhatIfChart(QWidget):
     limitPicked = Signal(int)  # a point was clicked: try that context limit
+    exported = Signal(str)  # the path the chart was written to
+    exportFailed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -34,7 +39,15 @@ class WhatIfChart(QWidget):
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
         self.caption.setAccessibleName("What-if summary")
-        self.plot = pg.PlotWidget(parent=self)
+        self.export_button = QToolButton(self)
+        self.export_button.setText("Export")
+        self.export_button.setAccessibleName("Export the what-if chart")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        menu.addAction("Save chart as PNG…", lambda: self.save_chart("png"))
+        menu.addAction("Save chart as SVG…", lambda: self.save_chart("svg"))
+        self.export_button.setMenu(menu)
+        self.plot = pg.PlotWidget(parent=self, axisItems={"bottom": TokenAxis("bottom"), "left": TokenAxis("left")})
         self.plot.setAccessibleName("What-if plot: tokens sent per section against the context limit")
         self.plot.setMinimumHeight(180)
         self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -49,10 +62,11 @@ class WhatIfChart(QWidget):
         self._areas: dict[str, pg.PlotDataItem] = {}
         self._totals = pg.ScatterPlotItem(size=8, symbol="o")
         self._failed = pg.ScatterPlotItem(size=11, symbol="x")
+        # the line labels sit below the legend (top left), so neither hides the other
         self._recorded = pg.InfiniteLine(angle=90, movable=False, label="",
-                                         labelOpts={"position": 0.95, "anchors": [(1, 0.5), (1, 0.5)]})
+                                         labelOpts={"position": 0.62, "anchors": [(1, 0.5), (1, 0.5)]})
         self._edit = pg.InfiniteLine(angle=90, movable=False, label="",
-                                     labelOpts={"position": 0.85, "anchors": [(0, 0.5), (0, 0.5)]})
+                                     labelOpts={"position": 0.52, "anchors": [(0, 0.5), (0, 0.5)]})
         for line in (self._totals, self._failed, self._recorded, self._edit):
             self.plot.addItem(line)
         self._recorded.setZValue(20)
@@ -64,7 +78,10 @@ class WhatIfChart(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addWidget(self.caption)
+        top = QHBoxLayout()
+        top.addWidget(self.caption, 1)
+        top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(top)
         layout.addWidget(self.plot, 1)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.apply_palette()
@@ -180,6 +197,23 @@ class WhatIfChart(QWidget):
         line.setValue(value)
         line.show()
         line.label.setFormat(f"{text} {value}")
+
+    # ---- export
+
+    def export(self, path, fmt: str):
+        """Write the chart (areas, dots, lines, legend and axes) as ``fmt`` ("png" or "svg") to ``path``."""
+        return export_chart(self.plot.getPlotItem(), path, fmt)
+
+    def save_chart(self, fmt: str) -> None:
+        path = ask_chart_path(self, open_settings(), "what-if", fmt)
+        if path is None:
+            return
+        try:
+            self.export(path, fmt)
+        except ChartExportError as exc:
+            self.exportFailed.emit(str(exc))
+            return
+        self.exported.emit(str(path))
 
     # ---- picking a limit
 

@@ -18,6 +18,7 @@ from PySide6.QtCore import QThread, Signal
 import core
 
 from ..document import Row, invalid_row, pending_row, read_pending, rows_from_entry, unreadable_line
+from ..document.experiments import experiment_rows
 from ..document.imported import format_title, imported_row, imported_source, provider_format
 from .counters import CounterCache
 
@@ -105,6 +106,9 @@ class LoadThread(QThread):
         self.cancelled = self._cancel.is_set()
 
     def _load_file(self, path: str, counter: core.TokenCounter | None, counter_error: str | None) -> None:
+        if core.sniff_answers(path):  # an experiment's answers: one row per variant's recorded request
+            self._load_answers(path, counter)
+            return
         jsonl = is_jsonl_file(path)
         try:
             info = provider_format(path, jsonl=jsonl)
@@ -124,7 +128,7 @@ class LoadThread(QThread):
         gen = self.job.generation
         name = Path(path).name
         pending: list[Row] = []
-        bad_entries = 0
+        bad_entries = uncounted = 0
         total = 0
         last_flush = time.monotonic()
         self.progress.emit(gen, 0, 0, name)
@@ -154,8 +158,13 @@ class LoadThread(QThread):
                     pending.append(invalid_row(path, index, line, str(exc), value))
                 else:
                     with self._cache.lock:
-                        pending.extend(rows_from_entry(entry, path, counter, counter_error,
-                                                       with_baseline=self.job.demo))
+                        rows = rows_from_entry(entry, path, counter, counter_error, with_baseline=self.job.demo)
+                    for row in rows:
+                        if row.kind == "uncounted":  # read, but the counter refused it: said, not "unreadable"
+                            uncounted += 1
+                            if uncounted <= MAX_ENTRY_MESSAGES:
+                                self.problem.emit(gen, "error", row.error or f"{row.where}: not counted")
+                    pending.extend(rows)
                 if self.job.demo:
                     for row in pending:
                         row.demo = True
@@ -168,11 +177,24 @@ class LoadThread(QThread):
             log.exception("loading %s", path)
             self.problem.emit(gen, "error", f"{path}: cannot be read ({type(exc).__name__}: {exc})")
         flush()
+        self._more_uncounted(uncounted, name, counter)
         if bad_entries > MAX_ENTRY_MESSAGES:
             self.problem.emit(gen, "error", f"{path}: {bad_entries - MAX_ENTRY_MESSAGES} more entries could not be "
                                             "read; they are listed as unreadable rows")
         self.progress.emit(gen, index + 1, max(total, index + 1), name)
 
+
+    def _load_answers(self, path: str, counter: core.TokenCounter | None) -> None:
+        gen = self.job.generation
+        try:
+            answers = core.load_answers(path)
+        except core.ContextInspectorError as exc:
+            self.problem.emit(gen, "error", str(exc))
+            return
+        with self._cache.lock:
+            rows = experiment_rows(answers, path, counter)
+        self.batchReady.emit(gen, rows)
+        self.progress.emit(gen, len(rows), len(rows), Path(path).name)
 
     # ---- a provider's body or trace export: core.formats reads it, each model call is counted
 
@@ -268,6 +290,13 @@ class LoadThread(QThread):
                                             "read; they are listed as unreadable rows")
         self._read_rows(pending, counter, counter_error, name)
 
+    def _more_uncounted(self, uncounted: int, name: str, counter: core.TokenCounter | None) -> None:
+        if uncounted > MAX_ENTRY_MESSAGES:
+            self.problem.emit(self.job.generation, "error",
+                              f"{uncounted - MAX_ENTRY_MESSAGES} more entries of {name} could not be counted with "
+                              f"{counter.name if counter is not None else 'the counter'}; they are listed as "
+                              "not counted")
+
     def _next_row(self, queue: deque[Row]) -> Row | None:
         with self._priority_lock:
             while self._priority:
@@ -286,7 +315,7 @@ class LoadThread(QThread):
         queue = deque(rows)
         total = len(rows)
         done: list[tuple[Row, Row]] = []
-        count = bad = 0
+        count = bad = uncounted = 0
         last_flush = time.monotonic()
         self.progress.emit(gen, 0, total, f"Reading {name}: %v of %m")
         while not self._cancel.is_set():
@@ -307,6 +336,10 @@ class LoadThread(QThread):
                 bad += 1
                 if bad <= MAX_ENTRY_MESSAGES:
                     self.problem.emit(gen, "error", full.error or f"{row.where}: cannot be read")
+            elif full.kind == "uncounted":
+                uncounted += 1
+                if uncounted <= MAX_ENTRY_MESSAGES:
+                    self.problem.emit(gen, "error", full.error or f"{row.where}: not counted")
             done.append((row, full))
             count += 1
             if urgent or len(done) >= BATCH_ROWS or time.monotonic() - last_flush >= BATCH_SECONDS:
@@ -320,6 +353,7 @@ class LoadThread(QThread):
         if bad > MAX_ENTRY_MESSAGES:
             self.problem.emit(gen, "error", f"{bad - MAX_ENTRY_MESSAGES} more entries of {name} could not be read; "
                                             "they are listed as unreadable rows")
+        self._more_uncounted(uncounted, name, counter)
         self.unread += sum(1 for r in queue if r.pending)
         self.progress.emit(gen, count, max(total, 1), f"Reading {name}: %v of %m")
 

@@ -7,6 +7,7 @@ from PySide6.QtGui import QColor, QPalette
 
 import core
 from inspector import theme
+from inspector.panes.budget.plot import section_code
 from inspector.panes.budgetbar import BudgetBar
 from inspector.models import ITEM_ID_ROLE, SECTION_ROLE
 
@@ -17,6 +18,7 @@ def test_segment_widths_equal_section_totals(open_and_wait, fixtures_dir, name):
     window = open_and_wait(fixtures_dir / name)
     result = core.load_result(fixtures_dir / name)
     bar = window.bar
+    bar.set_view("window")
     sent = {s.key: s.width for s in bar.segments if s.kind == "section"}
     assert sent == {k: v for k, v in result.sent_tokens_by_section().items() if v > 0}
     # what was not sent (dropped, or summarised: replaced by a summary) is drawn below the bar
@@ -25,7 +27,13 @@ def test_segment_widths_equal_section_totals(open_and_wait, fixtures_dir, name):
     for e in dropped_entries:
         not_sent[e.section] = not_sent.get(e.section, 0) + e.tokens
     assert bar.dropped_by_section() == not_sent
-    # one hatched segment per dropped item, its width the item's marginal tokens
+    # a section with more than core.FOLD_AT items not sent is one run with their count; unfolded, one
+    # hatched segment per item, its width the item's marginal tokens
+    for seg in (s for s in bar.segments if s.folded):
+        assert len(seg.items) > core.FOLD_AT and seg.run_label().startswith(
+            f"{theme.section_title(seg.key)}: {len(seg.items)} ")
+    for section in not_sent:
+        bar.unfold(section)
     assert sorted((s.key, s.items[0], s.width) for s in bar.segments if s.kind == "dropped") == \
         sorted((e.section, e.id, e.tokens) for e in dropped_entries)
     # sent segments are stacked from 0 in prompt order and end at input_tokens
@@ -46,8 +54,8 @@ def test_segment_widths_equal_section_totals(open_and_wait, fixtures_dir, name):
         assert drops[0].x0 == result.input_budget
     assert bar._allowance.value() == result.input_budget
     assert bar._limit.value() == result.context_limit
-    assert bar._allowance.label.toPlainText() == f"allowance {result.input_budget}"
-    assert bar._limit.label.toPlainText() == f"context limit {result.context_limit}"
+    assert bar._allowance.label.toPlainText() == f"allowance {result.input_budget:,}"
+    assert bar._limit.label.toPlainText() == f"context limit {result.context_limit:,}"
     if any(e.decision == "summarised" for e in result.trace):
         assert "Summarised: 9 items" in bar.caption.text()
         folded = next(seg for seg in bar.segments if seg.kind == "dropped" and seg.summarised)
@@ -85,12 +93,13 @@ def test_hover_names_section_tokens_and_share(open_and_wait, fixtures_dir):
     text = bar.hover_text(evidence)
     tokens = result.sent_tokens_by_section()["evidence"]
     assert f"Evidence: {tokens} tokens sent" in text
-    assert f"{100 * tokens / result.context_limit:.1f}% of the {result.context_limit}-token context limit" in text
+    assert f"{100 * tokens / result.context_limit:.1f}% of the {result.context_limit:,}-token context limit" in text
     assert "rb-disk-full" in text
     found = bar.segment_at(evidence.x0 + 1, 0.5)
     assert found == evidence
     dropped = bar.hover_text(bar.section_segment("evidence", lane="dropped"))
-    assert dropped.startswith("Evidence / rb-backups: 57 tokens dropped (did not fit)")
+    # a dropped item says why, in the core's words
+    assert dropped.startswith("Evidence / rb-backups: 57 tokens dropped: does not fit: needs 57, 43 left")
     # the mouse moving over the segment shows the same text
     centre = bar.view.mapViewToScene(QPointF(evidence.x0 + evidence.width / 2, 0.5))
     bar.plot.scene().sigMouseMoved.emit(centre)
@@ -101,7 +110,8 @@ def test_legend_lists_sections_reserve_and_dropped(open_and_wait, fixtures_dir):
     window = open_and_wait(fixtures_dir / "demo.result.json")
     entries = window.bar.legend.entries()
     for section in ("template", "instructions", "tools", "history", "current", "tool_exchanges", "evidence"):
-        assert theme.section_title(section) in entries
+        # each section's entry names the short code a narrow segment carries: colour is not the only cue
+        assert f"{theme.section_title(section)} ({section_code(section)})" in entries
     assert theme.RESERVE_TITLES["reserve"] in entries
     assert theme.RESERVE_TITLES["margin"] in entries
     assert any(e.startswith("Dropped") for e in entries)
@@ -157,7 +167,7 @@ def test_section_tints_keep_text_readable_in_light_and_dark(scheme):
 
 def _legend_sections(bar) -> list[str]:
     titles = {theme.section_title(s) for s in core.SECTION_ORDER}
-    return [text for text in bar.legend.entries() if text in titles]
+    return [text.rsplit(" (", 1)[0] for text in bar.legend.entries() if text.rsplit(" (", 1)[0] in titles]
 
 
 def test_legend_holds_only_the_shown_rows_entries_after_switching_rows(open_and_wait, qtbot, fixtures_dir):

@@ -9,7 +9,7 @@ from PySide6.QtGui import QKeySequence
 
 import core
 from core.replay import Edits, diff, limit_range, replay, sweep
-from inspector.panes.budgetbar import RECORDED_LANE
+from inspector.panes.budget.plot import RECORDED_LANE
 from inspector.models import CHANGE_ROLE, DECISION_ROLE, ITEM_ID_ROLE, SECTION_ROLE, SectionTreeModel
 from .treehelpers import tree_items
 
@@ -48,9 +48,12 @@ def assert_shows(window, recorded: core.AssemblyResult, expected: core.AssemblyR
     assert bar.sent_by_section("recorded") == {k: v for k, v in recorded.sent_tokens_by_section().items() if v > 0}
     assert bar.sent_by_section("main") == {k: v for k, v in expected.sent_tokens_by_section().items() if v > 0}
     dropped = sorted((e.section, e.id, e.tokens) for e in expected.trace if e.decision == "dropped")
-    assert sorted((s.key, s.items[0], s.tokens) for s in bar.segments if s.kind == "dropped") == dropped
+    # a run of many is one segment (folded): its items and their tokens are the trace's
+    assert sorted((s.key, item, tokens) for s in bar.segments if s.kind == "dropped"
+                  for item, tokens in zip(s.items, s.item_tokens)) == dropped
+    assert all(s.tokens == sum(s.item_tokens) for s in bar.segments if s.kind == "dropped")
     newly = {(c.section, c.id) for c in changes.changes if c.kind == "newly dropped"}
-    assert {(s.key, s.items[0]) for s in bar.segments if s.newly} == newly
+    assert {(s.key, item) for s in bar.segments if s.newly for item in s.items} == newly
     # the tree: decisions of the replay, every change marked with its kind, a glyph and a tint
     items = tree_items(window)
     assert {key for key in items} == {(c.section, c.id) for c in changes.items}
@@ -379,7 +382,7 @@ def test_bars_reuse_their_plot_items_and_name_each_lane(replaying, qtbot, fixtur
     replayed = bar.section_segment("evidence")
     assert bar.hover_text(recorded).startswith(f"Recorded — Evidence: {recorded.tokens} tokens sent")
     assert bar.hover_text(replayed).startswith(f"Replayed — Evidence: {replayed.tokens} tokens sent")
-    assert "limit 1000" in bar._mark_labels[1].toPlainText() and "limit 1050" in bar._mark_labels[0].toPlainText()
+    assert "limit 1,000" in bar._mark_labels[1].toPlainText() and "limit 1,050" in bar._mark_labels[0].toPlainText()
     # clicking the recording's segment selects its section, as the single bar does
     point = bar.view_to_widget(recorded.x0 + recorded.width / 2, sum(RECORDED_LANE) / 2)
     qtbot.mouseClick(bar.plot.viewport(), Qt.MouseButton.LeftButton, pos=point)

@@ -1,0 +1,129 @@
+"""What every counter is: an identity (who counted) and a whole-request count with its caches."""
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from pathlib import Path
+from typing import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..contracts import ChatMessage, ToolDefinition
+
+class CounterIdentity(BaseModel):
+    """Who counted: enough to tell whether two counts are comparable."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    kind: str = "unknown"
+    model: str | None = None
+    revision: str | None = None
+    template_sha256: str | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+    notes: str | None = None
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class TokenCounter(ABC):
+    """Counts a complete request (messages + tools) exactly as the model would receive it."""
+
+    cache_size = 4096
+
+    def __init__(self) -> None:
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._text_cache: dict[str, int] = {}
+        self.full_counts = 0  # complete-request tokenisations actually performed (cache misses)
+        self.item_counts = 0  # single-text tokenisations actually performed (cache misses)
+
+    @property
+    @abstractmethod
+    def identity(self) -> CounterIdentity: ...
+
+    @property
+    def name(self) -> str:
+        return self.identity.name
+
+    # The model's context window, where known: set by the caller (``make_counter(spec,
+    # context_window=N)``) or, for hf: directories, read from the tokenizer's model_max_length.
+    context_window: int | None = None
+
+    @property
+    def declared_context_window(self) -> int | None:
+        return self.context_window
+
+    @abstractmethod
+    def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
+        """Token ids of the rendered request, generation prefix included."""
+
+    @abstractmethod
+    def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
+        """The request as text, control tokens written out, as the model sees it."""
+
+    @abstractmethod
+    def control_token_strings(self) -> list[str]:
+        """Literal spellings of the tokenizer's control (special) tokens."""
+
+    @abstractmethod
+    def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
+        """Control-token literals in ``text`` that this tokenizer would read as control tokens,
+        as ``(literal, start, end)`` character spans."""
+
+    @abstractmethod
+    def text_token_count(self, text: str) -> int:
+        """Tokens of ``text`` on its own, no control tokens added (the tokenizer's plain encoding)."""
+
+    def text_count(self, text: str) -> int:
+        """``text_token_count`` cached by content: an item's text is tokenised once per counter."""
+        hit = self._text_cache.get(text)
+        if hit is None:
+            hit = self.text_token_count(text)
+            self.item_counts += 1
+            if len(self._text_cache) >= 65536:
+                self._text_cache.clear()
+            self._text_cache[text] = hit
+        return hit
+
+    def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
+        key = json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]],
+                         sort_keys=True, ensure_ascii=False)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        value = len(self.token_ids(messages, tools))
+        self.full_counts += 1
+        self._cache[key] = value
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return value
+
+
+def literal_spans(text: str, literals: Sequence[str]) -> list[tuple[str, int, int]]:
+    spans: list[tuple[str, int, int]] = []
+    taken = [False] * len(text)
+    for literal in sorted(literals, key=len, reverse=True):
+        if not literal:
+            continue
+        start = text.find(literal)
+        while start != -1:
+            end = start + len(literal)
+            if not any(taken[start:end]):
+                spans.append((literal, start, end))
+                for i in range(start, end):
+                    taken[i] = True
+            start = text.find(literal, start + 1)
+    return sorted(spans, key=lambda s: s[1])

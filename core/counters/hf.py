@@ -1,0 +1,199 @@
+"""``hf:<dir>``: a local Hugging Face tokenizer directory and its chat template, through ``transformers``.
+
+An optional ``tokenizer-manifest.json`` pins the files and the template by sha256. Nothing here reaches
+the network."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..contracts import ChatMessage, ToolDefinition
+from ..errors import CounterError, ManifestMismatch, TemplateRefused
+from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
+
+MANIFEST_NAME = "tokenizer-manifest.json"
+
+
+def format_template_kwargs(kwargs: Mapping[str, Any]) -> str:
+    """``{"enable_thinking": True}`` -> ``enable_thinking=true`` (the spelling ``--chat-template-kwargs`` reads)."""
+    return ",".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in sorted(kwargs.items()))
+
+
+def _quiet_transformers():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    import logging
+
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    try:
+        import transformers
+    except ImportError:  # the standalone (PyInstaller) application leaves it out
+        raise CounterError("hf: counters need the 'transformers' package, which this installation does not "
+                           "include; use mistral:<tokenizer>, or a pip install of context-inspector") from None
+
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+def read_manifest(directory: Path) -> dict | None:
+    path = directory / MANIFEST_NAME
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CounterError(f"{path}: not a readable JSON manifest ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        raise CounterError(f"{path}: a manifest needs a 'files' object of filename -> sha256")
+    return data
+
+
+EXTRA_TEMPLATES_DIR = "additional_chat_templates"  # transformers loads named templates (e.g. tool_use) from here
+
+
+def _tokenizer_files(directory: Path) -> dict[str, str]:
+    """sha256 of each file transformers may read: the directory's files and its named chat templates."""
+    paths = [p for p in directory.iterdir() if p.is_file() and p.name != MANIFEST_NAME]
+    extra = directory / EXTRA_TEMPLATES_DIR
+    if extra.is_dir():
+        paths += [p for p in extra.glob("*.jinja") if p.is_file()]
+    return {p.relative_to(directory).as_posix(): sha256_file(p)
+            for p in sorted(paths, key=lambda p: p.relative_to(directory).as_posix())}
+
+
+def _template_sha256(template: str | dict) -> str:
+    """One template: the sha256 of its text. Named templates (``default``, ``tool_use``...): the sha256 of
+    all of them, since transformers picks ``tool_use`` by itself whenever tools are passed."""
+    if isinstance(template, dict):
+        return sha256_text(json.dumps(template, sort_keys=True, ensure_ascii=False))
+    return sha256_text(template)
+
+
+def write_manifest(directory: str | Path, *, model: str, revision: str | None = None) -> dict:
+    """Pin every file of a tokenizer directory (and its chat template) in a manifest."""
+    directory = Path(directory)
+    files = _tokenizer_files(directory)
+    counter = HFCounter(directory, verify=False)
+    manifest = {"model": model, "revision": revision, "files": files,
+                "template_sha256": counter.identity.template_sha256}
+    (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest
+
+
+class HFCounter(TokenCounter):
+    """A local Hugging Face tokenizer directory and its chat template, through ``transformers``."""
+
+    def __init__(self, directory: str | Path, *, verify: bool = True,
+                 chat_template_kwargs: Mapping[str, Any] | None = None) -> None:
+        """``chat_template_kwargs`` go to the template as a server passes them (``enable_thinking``...); none
+        given, the template renders with its own defaults, as a server does by default."""
+        super().__init__()
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        directory = Path(directory).expanduser()
+        if not directory.is_dir():
+            raise CounterError(f"hf:{directory}: not a directory")
+        manifest = read_manifest(directory) if verify else None
+        if manifest is not None:
+            for filename, expected in sorted(manifest["files"].items()):
+                target = directory / filename
+                actual = sha256_file(target) if target.is_file() else None
+                if actual != expected:
+                    raise ManifestMismatch(str(directory), filename, expected, actual)
+        transformers = _quiet_transformers()
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+        except Exception as exc:
+            raise CounterError(f"hf:{directory}: cannot load a tokenizer ({type(exc).__name__}: "
+                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        templates = tokenizer.chat_template
+        template = templates
+        if isinstance(template, dict):
+            template = template.get("default") or next(iter(template.values()), None)
+        if not template:
+            raise CounterError(f"hf:{directory}: the tokenizer has no chat template")
+        template_sha = _template_sha256(templates)
+        if manifest is not None and manifest.get("template_sha256") and manifest["template_sha256"] != template_sha:
+            raise ManifestMismatch(str(directory), "chat template", manifest["template_sha256"], template_sha)
+        self._tokenizer = tokenizer
+        self._template = template
+        limit = getattr(tokenizer, "model_max_length", None)
+        if isinstance(limit, int) and 0 < limit < 10_000_000:  # transformers uses 1e30 for "unknown"
+            self.context_window = limit
+        files = (dict(manifest["files"]) if manifest is not None else
+                 _tokenizer_files(directory))
+        self._identity = CounterIdentity(
+            name=f"hf:{directory}" + (f"?{format_template_kwargs(self.chat_template_kwargs)}"
+                                      if self.chat_template_kwargs else ""), kind="transformers",
+            model=(manifest or {}).get("model") or directory.name,
+            revision=(manifest or {}).get("revision"), template_sha256=template_sha, files=files,
+            notes=None if manifest is not None else "no manifest: files are hashed but not pinned",
+            chat_template_kwargs=self.chat_template_kwargs or None)
+        specials = set(tokenizer.all_special_tokens)
+        for token in getattr(tokenizer, "added_tokens_decoder", {}).values():
+            if getattr(token, "special", False):
+                specials.add(str(token.content))
+        self._specials = sorted((s for s in specials if s), key=lambda s: (-len(s), s))
+
+    @property
+    def identity(self) -> CounterIdentity:
+        return self._identity
+
+    @staticmethod
+    def conversation(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+        names: dict[str, str] = {}
+        out = []
+        for m in messages:
+            item: dict[str, Any] = {"role": m.role, "content": m.content if m.content is not None else ""}
+            if m.tool_calls:
+                item["tool_calls"] = [{"id": c.id, "type": "function",
+                                       "function": {"name": c.name, "arguments": c.arguments}}
+                                      for c in m.tool_calls]
+                names.update({c.id: c.name for c in m.tool_calls})
+            if m.tool_call_id is not None:
+                item["tool_call_id"] = m.tool_call_id
+                if m.tool_call_id in names:
+                    item["name"] = names[m.tool_call_id]
+            out.append(item)
+        return out
+
+    @staticmethod
+    def tool_schemas(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]] | None:
+        if not tools:
+            return None
+        return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.parameters}} for t in tools]
+
+    def _apply(self, messages, tools, *, tokenize: bool):
+        try:
+            return self._tokenizer.apply_chat_template(
+                self.conversation(messages), tools=self.tool_schemas(tools), add_generation_prompt=True,
+                tokenize=tokenize, return_dict=False, **self.chat_template_kwargs)
+        except Exception as exc:  # the template's own raise_exception(), or a structure it cannot render
+            message = str(exc) or type(exc).__name__
+            raise TemplateRefused(self.name, message) from None
+
+    def token_ids(self, messages, tools) -> list[int]:
+        ids = self._apply(messages, tools, tokenize=True)
+        if ids and isinstance(ids[0], list):  # batched shape
+            ids = ids[0]
+        return list(ids)
+
+    def render_text(self, messages, tools) -> str:
+        return self._apply(messages, tools, tokenize=False)
+
+    def text_token_count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False))
+
+    def control_token_strings(self) -> list[str]:
+        return list(self._specials)
+
+    def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
+        spans = literal_spans(text, self._specials)
+        if not spans:
+            return []
+        ids = set(self._tokenizer.encode(text, add_special_tokens=False))
+        return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]

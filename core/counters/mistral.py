@@ -1,0 +1,209 @@
+"""``mistral:<tokenizer>``: a tokenizer file shipped inside ``mistral-common`` (offline, the embedded default)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..contracts import ChatMessage, ToolDefinition
+from ..errors import CounterError, TemplateRefused
+from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
+
+_MISTRAL_ID = re.compile(r"^[A-Za-z0-9]{9}$")
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def mistral_tool_call_id(call_id: str) -> str:
+    """Mistral requires 9 alphanumeric characters; other ids map to a stable 9-character one."""
+    if _MISTRAL_ID.match(call_id):
+        return call_id
+    number = int.from_bytes(hashlib.sha256(call_id.encode("utf-8")).digest()[:8], "big")
+    out = ""
+    for _ in range(9):
+        number, digit = divmod(number, 62)
+        out += _BASE62[digit]
+    return out
+
+
+def mistral_data_dir() -> Path:
+    import mistral_common
+
+    return Path(mistral_common.__file__).parent / "data"
+
+
+def bundled_mistral_tokenizers() -> list[str]:
+    names = []
+    for path in sorted(mistral_data_dir().iterdir()):
+        if path.is_file() and not path.name.startswith("."):
+            names.append(path.name[:-5] if path.name.endswith(".json") else path.name)
+    return names
+
+
+class MistralCounter(TokenCounter):
+    """The embedded default: a tokenizer file shipped with ``mistral-common``."""
+
+    def __init__(self, tokenizer: str = "tekken_240911") -> None:
+        super().__init__()
+        try:
+            from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+        except ImportError as exc:  # pragma: no cover - dependency is declared
+            raise CounterError(f"mistral-common is not installed: {exc}") from None
+        path = Path(tokenizer)
+        if not path.is_file():
+            data = mistral_data_dir()
+            candidates = [data / tokenizer, data / f"{tokenizer}.json"]
+            path = next((c for c in candidates if c.is_file()), None)  # type: ignore[assignment]
+            if path is None:
+                raise CounterError(
+                    f"mistral:{tokenizer}: no such tokenizer in mistral-common; bundled: "
+                    + ", ".join(bundled_mistral_tokenizers()))
+        try:
+            self._tokenizer = MistralTokenizer.from_file(str(path))
+        except ImportError as exc:
+            raise CounterError(f"mistral:{tokenizer}: {exc}") from None
+        except Exception as exc:  # a corrupt or foreign file
+            raise CounterError(f"mistral:{tokenizer}: {path} is not a mistral-common tokenizer file "
+                               f"({type(exc).__name__}: {exc})") from None
+        import inspect
+
+        import mistral_common
+
+        instruct = self._tokenizer.instruct_tokenizer
+        raw = instruct.tokenizer
+        template_source = inspect.getsource(type(instruct))
+        stem = path.name[:-5] if path.name.endswith(".json") else path.name
+        self._identity = CounterIdentity(
+            name=f"mistral:{stem}", kind="mistral-common",
+            model=f"mistral-common/{stem}", revision=f"mistral-common {mistral_common.__version__}",
+            template_sha256=sha256_text(template_source), files={path.name: sha256_file(path)},
+            notes=f"{type(instruct).__name__}, tokenizer {raw.version.value if hasattr(raw.version, 'value') else raw.version}; "
+                  "tool call ids that are not 9 alphanumerics are mapped to stable 9-character ids")
+        self._num_special = int(getattr(raw, "num_special_tokens", 0) or 0)
+        self._specials = self._collect_specials(raw)
+
+    @staticmethod
+    def _collect_specials(raw: Any) -> list[str]:
+        specials = []
+        count = int(getattr(raw, "num_special_tokens", 0) or 0)
+        for i in range(count):
+            try:
+                piece = raw.id_to_piece(i)
+            except Exception:  # some ids are placeholders
+                continue
+            if piece and not piece.startswith("<SPECIAL_"):
+                specials.append(piece)
+        if not specials:
+            for name in ("bos", "eos", "unk"):
+                token_id = getattr(raw, f"{name}_id", None)
+                if token_id is not None:
+                    try:
+                        specials.append(raw.id_to_piece(token_id))
+                    except Exception:
+                        pass
+        return sorted(set(specials), key=lambda s: (-len(s), s))
+
+    @property
+    def identity(self) -> CounterIdentity:
+        return self._identity
+
+    def _request(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]):
+        from mistral_common.protocol.instruct.messages import (AssistantMessage, SystemMessage,
+                                                               ToolMessage, UserMessage)
+        from mistral_common.protocol.instruct.request import ChatCompletionRequest
+        from mistral_common.protocol.instruct.tool_calls import Function, FunctionCall, Tool, ToolCall
+
+        out = []
+        for m in messages:
+            if m.role == "system":
+                out.append(SystemMessage(content=m.content or ""))
+            elif m.role == "user":
+                out.append(UserMessage(content=m.content or ""))
+            elif m.role == "assistant":
+                calls = [ToolCall(id=mistral_tool_call_id(c.id),
+                                  function=FunctionCall(name=c.name, arguments=json.dumps(c.arguments, ensure_ascii=False)))
+                         for c in m.tool_calls]
+                out.append(AssistantMessage(content=m.content, tool_calls=calls or None))
+            else:
+                out.append(ToolMessage(content=m.content or "", tool_call_id=mistral_tool_call_id(m.tool_call_id or "")))
+        mtools = [Tool(function=Function(name=t.name, description=t.description, parameters=t.parameters)) for t in tools]
+        return ChatCompletionRequest(messages=out, tools=mtools or None)
+
+    def _encode(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]):
+        try:
+            return self._tokenizer.encode_chat_completion(self._request(messages, tools))
+        except Exception as exc:  # mistral-common's own refusal (ordering, ids, roles)
+            raise TemplateRefused(self.name, f"{type(exc).__name__}: {exc}") from None
+
+    def _counting_path(self):
+        """mistral-common's own validate -> normalise -> encode_instruct steps, on a copy of the
+        instruct tokenizer whose eager decode of the text (40% of the time, unused to count) is off.
+        Falls back to ``encode_chat_completion`` if a later mistral-common moves these parts."""
+        if not hasattr(self, "_fast"):
+            import copy
+
+            validator = getattr(self._tokenizer, "_chat_completion_request_validator", None)
+            normaliser = getattr(self._tokenizer, "_instruct_request_normalizer", None)
+            instruct = copy.copy(self._tokenizer.instruct_tokenizer)
+            if (validator is None or normaliser is None or not hasattr(instruct, "encode_instruct")
+                    or not hasattr(validator, "_validate_tools")):
+                self._fast = None
+            else:
+                instruct.decode = lambda tokens, special_token_policy=None: ""
+                validator = copy.copy(validator)
+                validator._validate_tools = _memoised_tool_check(validator._validate_tools)
+                self._fast = (validator, normaliser, instruct)
+        return self._fast
+
+    def token_ids(self, messages, tools) -> list[int]:
+        fast = self._counting_path()
+        if fast is None:
+            return list(self._encode(messages, tools).tokens)
+        validator, normaliser, instruct = fast
+        try:
+            request = validator.validate_request(self._request(messages, tools))
+            return list(instruct.encode_instruct(normaliser.from_chat_completion_request(request)).tokens)
+        except Exception as exc:  # mistral-common's own refusal (ordering, ids, roles)
+            raise TemplateRefused(self.name, f"{type(exc).__name__}: {exc}") from None
+
+    def render_text(self, messages, tools) -> str:
+        from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+        tokens = self._encode(messages, tools).tokens
+        return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
+
+    def text_token_count(self, text: str) -> int:
+        raw = self._tokenizer.instruct_tokenizer.tokenizer
+        model = getattr(raw, "_model", None)  # tekken's tiktoken core: same length, no id offsetting
+        if model is not None and hasattr(model, "encode_ordinary") and not getattr(model, "_special_tokens", None):
+            return len(model.encode_ordinary(text))  # with no special tokens registered, same ids as encode()
+        if model is not None and hasattr(model, "encode"):
+            return len(model.encode(text))
+        return len(raw.encode(text, bos=False, eos=False))
+
+    def control_token_strings(self) -> list[str]:
+        return list(self._specials)
+
+    def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
+        raw = self._tokenizer.instruct_tokenizer.tokenizer
+        ids = raw.encode(text, bos=False, eos=False)
+        if not any(i < self._num_special for i in ids):
+            return []  # tekken reads control-token spellings in text as plain text
+        return literal_spans(text, self._specials)
+
+
+def _memoised_tool_check(check):
+    """mistral-common checks every tool's JSON schema on every encode; a tool set passes or fails
+    the same way each time, so remember the sets that passed (failures are raised every time)."""
+    passed: set[str] = set()
+
+    def cached(tools):
+        key = json.dumps([t.model_dump(mode="json") for t in tools], sort_keys=True) if tools else ""
+        if key in passed:
+            return None
+        outcome = check(tools)
+        passed.add(key)
+        return outcome
+
+    return cached
