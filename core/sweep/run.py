@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from ..errors import RequestError
 from .aggregate import merged, report
 from .corpus import SHARD_BYTES, SWEEP_FORMAT, plan_shards
-from .models import auto_available, input_price
+from .models import AUTO, input_price
 from .progress import Progress
 from .settings import Setting
 from .work import WorkFolder, work_folder_for
@@ -56,15 +56,19 @@ def run_sweep(paths: Sequence[str], settings: Sequence[Setting], *, counter: str
         ran = time.perf_counter()
         total = merged(folder.states(shards), len(settings))
         notes = []
-        if counter == "auto" and not auto_available():
-            notes.append("no model registry here: --counter auto counted every request with the default counter")
+        if counter == AUTO:
+            notes.append("--counter auto: each request counted with its model's counter from the model registry "
+                         "(the default counter where it names no model, or its counter cannot be built here)")
+        if total.adapted:
+            notes.append(f"{total.adapted} imported calls were re-assembled without the text of assistant messages "
+                         "that also carry tool calls (the counter's template refuses both in one message; as count)")
         figures = report(total, input_price)
         if not any(f["priced_input_tokens"] for f in figures):
             notes.append("no input prices known for these requests' models: input cost left out")
         return {
             "format": SWEEP_FORMAT, "engine": engine,
             "corpus": {"paths": [str(p) for p in paths], "files": len({s.path for s in shards}),
-                       "shards": len(shards), "requests": total.requests},
+                       "shards": len(shards), "requests": total.requests, "adapted": total.adapted},
             "counter": counter or "default", "notes": notes,
             "work_folder": None if temporary else folder.path.name,
             "settings": [dict(setting={k: v for k, v in s.to_json().items() if k != "plan_data"}, **f)
