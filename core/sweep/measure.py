@@ -121,7 +121,11 @@ def _plan_request(source, setting: Setting):
         plan["reserve_output_tokens"] = reserve
     if setting.fill_order is not None:
         plan["fill_order"] = list(setting.fill_order)
-    declared = {s["name"] if isinstance(s, dict) else s for s in plan.get("sections", [])}
+    declared = [s["name"] if isinstance(s, dict) else s for s in plan.get("sections", [])]
+    missing = [name for name, messages in sections.items() if messages and name not in declared]
+    if missing:
+        raise ValueError(f"the plan does not declare this request's section {missing[0]!r} "
+                         f"(it declares {', '.join(declared)})")
     return PlanRequest(id=request_id, plan=parse_plan(plan, source="--plan"),
                        sections={k: v for k, v in sections.items() if v or k in declared}, tools=tools)
 
