@@ -10,9 +10,9 @@ context limit). Figures printed, not asserted:
 
 - throughput: requests/s of ``--engine local`` on every core against the single-process rate
   (``--workers 1``, in this process), measured side by side; target >= 0.9 x cores x single;
-- memory: peak RSS of the sweep's parent and of its largest worker at two corpus sizes (flat:
+- memory: peak RSS (VmHWM, sampled) of the parent and of its largest worker at two corpus sizes (flat:
   rows go to the work folder, only totals come back, at most two shards per worker in flight);
-- Ray: a local two-worker cluster against ``--engine local --workers 2`` on the same corpus: the
+- Ray: a local two-worker cluster against ``--engine local`` on every core (2 here) on the small corpus: the
   aggregates compared, and the overhead per request (with and without the cluster's start).
 """
 from __future__ import annotations
@@ -21,9 +21,9 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -88,19 +88,27 @@ def _hwm_kb(pid: int) -> int:
     return 0
 
 
-def peak_rss(folder: Path, workers: int) -> dict:
-    """Peak RSS (VmHWM) of the CLI's process and of its largest descendant (the pool's workers), sampled."""
-    command = [sys.executable, "-m", "core.cli", "sweep", str(folder), "--context-limit", LIMITS,
-               "--workers", str(workers), "--json"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               cwd=Path(__file__).resolve().parents[2])
-    parent = child = 0
-    while process.poll() is None:
-        parent = max(parent, _hwm_kb(process.pid))
-        child = max([child] + [_hwm_kb(p) for p in _descendants(process.pid)])
-        time.sleep(0.2)
-    out, _ = process.communicate()
-    return {"requests": json.loads(out)["corpus"]["requests"], "parent_kb": parent, "child_kb": child}
+class PeakRss:
+    """Samples VmHWM of this process and of its descendants (the pool's workers) while a run goes on."""
+
+    def __init__(self) -> None:
+        self.parent = self.child = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self.parent = max(self.parent, _hwm_kb(os.getpid()))
+            self.child = max([self.child] + [_hwm_kb(p) for p in _descendants(os.getpid())])
+            self._stop.wait(0.2)
+
+    def __enter__(self) -> "PeakRss":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def same(a: dict, b: dict) -> bool:
@@ -122,36 +130,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
         root = Path(tmp)
         full = corpus(root / "full", n)
-        single_n = max(PER_SHARD, n // 10) // PER_SHARD * PER_SHARD
+        single_n = max(4 * PER_SHARD, n // 10 // PER_SHARD * PER_SHARD)  # at least 4 shards: a pool runs
         single = corpus(root / "single", single_n)
 
         t1, s1 = timed([single], workers=1)
-        tn, sn = timed([full], workers=cores)
-        t1b, _ = timed([single], workers=1)  # again after the pool run: the load may have moved
-        single_rate = s1["corpus"]["requests"] / min(t1, t1b)
+        with PeakRss() as rss_full:
+            tn, sn = timed([full], workers=cores)
+        with PeakRss() as rss_small:
+            ts, small_run = timed([single], workers=cores, output=root / "local" / "SWEEP.json")
+        single_rate = s1["corpus"]["requests"] / t1
         pool_rate = sn["corpus"]["requests"] / tn
         ratio = pool_rate / (cores * single_rate)
-        print(f"single process: {single_rate:,.1f} requests/s ({single_n:,} requests, best of 2 runs: "
-              f"{t1:.1f} s, {t1b:.1f} s)")
-        print(f"local, {cores} workers: {pool_rate:,.1f} requests/s ({n:,} requests in {tn:.1f} s)")
+        print(f"single process: {single_rate:,.1f} requests/s ({single_n:,} requests in {t1:.1f} s)")
+        print(f"local, {cores} workers: {pool_rate:,.1f} requests/s ({n:,} requests in {tn:.1f} s, pool start "
+              "included)")
         print(f"throughput ratio: {ratio:.2f} x (cores x single-process rate); target >= {TARGET} "
               f"({'met' if ratio >= TARGET else 'NOT met'})")
-
-        small_n = max(PER_SHARD, n // 4) // PER_SHARD * PER_SHARD
-        small = corpus(root / "quarter", small_n)
-        for folder in (small, full):
-            rss = peak_rss(folder, cores)
-            print(f"peak RSS at {rss['requests']:>6,} requests: parent {rss['parent_kb'] / 1024:6.1f} MiB, "
-                  f"largest worker {rss['child_kb'] / 1024:6.1f} MiB")
+        for size, rss in ((single_n, rss_small), (n, rss_full)):
+            print(f"peak RSS at {size:>6,} requests: parent {rss.parent / 1024:6.1f} MiB, "
+                  f"largest worker {rss.child / 1024:6.1f} MiB")
 
         if args.no_ray or not ray_available():
             print("ray: skipped" + ("" if args.no_ray else " (not installed: pip install 'context-inspector[ray]')"))
             return
-        ray_corpus = small
-        tl, local = timed([ray_corpus], workers=2, output=root / "local" / "SWEEP.json")
-        tr, on_ray = timed([ray_corpus], engine="ray", workers=2, output=root / "ray" / "SWEEP.json")
+        tl, local = ts, small_run  # local on the same small corpus, with 2 workers when cores is 2
+        tr, on_ray = timed([single], engine="ray", workers=2, output=root / "ray" / "SWEEP.json")
         requests = local["corpus"]["requests"]
-        print(f"local, 2 workers: {tl:.1f} s; ray, local 2-worker cluster: {tr:.1f} s (of which the sweep "
+        print(f"local, {cores} workers: {tl:.1f} s; ray, local 2-worker cluster: {tr:.1f} s (of which the sweep "
               f"{on_ray['timings']['run_seconds']:.1f} s) for {requests:,} requests")
         print(f"ray aggregates equal local: {same(local, on_ray)}")
         start = on_ray["timings"].get("cluster_start_seconds", 0.0)
