@@ -10,7 +10,9 @@ context limit). Figures printed, not asserted:
 
 - throughput: requests/s of ``--engine local`` on every core against the single-process rate
   (``--workers 1``, in this process), measured side by side; target >= 0.9 x cores x single;
-- memory: peak RSS (VmHWM, sampled) of the parent and of its largest worker at two corpus sizes (flat:
+- CPU time per request, single process against the pool (workers' utime + stime and the parent's): on
+  a machine whose cores others are using, the wall-clock ratio measures their load; this one does not;
+- memory: peak RSS (VmRSS, sampled) of the parent and of its largest worker at two corpus sizes (flat:
   rows go to the work folder, only totals come back, at most two shards per worker in flight);
 - Ray: a local two-worker cluster against ``--engine local`` on every core (2 here) on the small corpus: the
   aggregates compared, and the overhead per request (with and without the cluster's start).
@@ -78,37 +80,60 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _hwm_kb(pid: int) -> int:
+def _rss_kb(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
 
 
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 class PeakRss:
-    """Samples VmHWM of this process and of its descendants (the pool's workers) while a run goes on."""
+    """Samples the RSS of this process and of its descendants (the pool's workers) while a run goes on,
+    and the CPU seconds the workers used (their last sample: a worker's utime + stime)."""
 
     def __init__(self) -> None:
         self.parent = self.child = 0
+        self._cpu: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
+        pids: list[int] = []
+        rounds = 0
         while not self._stop.is_set():
-            self.parent = max(self.parent, _hwm_kb(os.getpid()))
-            self.child = max([self.child] + [_hwm_kb(p) for p in _descendants(os.getpid())])
+            self.parent = max(self.parent, _rss_kb(os.getpid()))
+            if rounds % 5 == 0:  # listing /proc is the sampler's dear part: once a second
+                pids = _descendants(os.getpid())
+            rounds += 1
+            for pid in pids:
+                self.child = max(self.child, _rss_kb(pid))
+                self._cpu[pid] = max(self._cpu.get(pid, 0.0), _cpu_seconds(pid))
             self._stop.wait(0.2)
 
+    @property
+    def worker_cpu(self) -> float:
+        return sum(self._cpu.values())
+
     def __enter__(self) -> "PeakRss":
+        self._cpu_started = time.process_time()
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+        self.parent_cpu = time.process_time() - self._cpu_started
 
 
 def same(a: dict, b: dict) -> bool:
@@ -133,7 +158,9 @@ def main() -> None:
         single_n = max(4 * PER_SHARD, n // 10 // PER_SHARD * PER_SHARD)  # at least 4 shards: a pool runs
         single = corpus(root / "single", single_n)
 
+        cpu_started = time.process_time()
         t1, s1 = timed([single], workers=1)
+        single_cpu = time.process_time() - cpu_started
         with PeakRss() as rss_full:
             tn, sn = timed([full], workers=cores)
         with PeakRss() as rss_small:
@@ -146,6 +173,11 @@ def main() -> None:
               "included)")
         print(f"throughput ratio: {ratio:.2f} x (cores x single-process rate); target >= {TARGET} "
               f"({'met' if ratio >= TARGET else 'NOT met'})")
+        single_ms = single_cpu / s1["corpus"]["requests"] * 1000
+        pool_ms = rss_full.worker_cpu / n * 1000
+        print(f"CPU time per request: single process {single_ms:.2f} ms, pool workers {pool_ms:.2f} ms (their start "
+              f"included; the parent, with this sampler, used {rss_full.parent_cpu:.1f} s); CPU efficiency "
+              f"{single_ms / pool_ms:.2f} (the ratio with {cores} idle cores, if the parent's share stays small)")
         for size, rss in ((single_n, rss_small), (n, rss_full)):
             print(f"peak RSS at {size:>6,} requests: parent {rss.parent / 1024:6.1f} MiB, "
                   f"largest worker {rss.child / 1024:6.1f} MiB")
