@@ -68,6 +68,8 @@ def build_actions(w: MainWindow) -> None:
     w.addAction(w.act_experiments)
     w.act_sweep = w.sweep_dock.toggleViewAction()
     w.act_sweep.setText("S&weep")
+    w.act_sweep.setShortcut(QKeySequence("Ctrl+Shift+W"))
+    w.addAction(w.act_sweep)
     w.act_sweep.setStatusTip("An opened SWEEP.json: figures per setting, histograms, the requests of a bucket")
     w.act_run_experiment = _action(w, "Run E&xperiment…", "Ctrl+Alt+X", w.experiments.run_dialog,
                                    "Send variants of the selected request to a model endpoint you name, N seeds "
