@@ -69,6 +69,11 @@ def build_actions(w: MainWindow) -> None:
     w.act_experiments.setShortcut(QKeySequence("Ctrl+Shift+X"))
     w.act_experiments.setStatusTip("Grades of an experiment's answers, variants by seeds, and the position curve")
     w.addAction(w.act_experiments)
+    w.act_sweep = w.sweep_dock.toggleViewAction()
+    w.act_sweep.setText("S&weep")
+    w.act_sweep.setShortcut(QKeySequence("Ctrl+Shift+W"))
+    w.addAction(w.act_sweep)
+    w.act_sweep.setStatusTip("An opened SWEEP.json: figures per setting, histograms, the requests of a bucket")
     w.act_run_experiment = _action(w, "Run E&xperiment…", "Ctrl+Alt+X", w.experiments.run_dialog,
                                    "Send variants of the selected request to a model endpoint you name, N seeds "
                                    "each, and record every answer")
@@ -110,7 +115,7 @@ def build_menus(w: MainWindow) -> None:
     _fill(bar.addMenu("&Go"), w.act_filter, w.act_find_detail, w.act_next, w.act_prev)
     _fill(bar.addMenu("&Request"), w.act_reassemble, w.act_context_limit, None, w.act_run_experiment)
     _fill(bar.addMenu("&View"), *w.act_tabs, None, w.act_replay, w.act_reset_replay, w.act_only_changes, None,
-          w.act_session, w.act_experiments, None,
+          w.act_session, w.act_experiments, w.act_sweep, None,
           w.act_log)
     _fill(bar.addMenu("&Help"), w.act_help, w.act_demo, w.act_about)
 

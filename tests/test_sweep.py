@@ -222,3 +222,26 @@ def test_a_sweep_over_the_fixtures_and_the_real_world_files(tmp_path, capsys):
     recorded = sweep["settings"][1]
     assert recorded["assembled"] > 0 and recorded["requests"] == sweep["corpus"]["requests"]
     assert "requests in" in out.splitlines()[0]
+
+
+def test_a_plan_setting_and_the_input_cost_of_priced_models(tmp_path):
+    from core.counters.models import input_cost_per_token
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    body = {"model": "gpt-4o-mini", "max_tokens": 64, "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Where is the ferry pier?"},
+        {"role": "assistant", "content": "At the end of the quay."}, {"role": "user", "content": "And the tickets?"}]}
+    (corpus / "body.json").write_text(json.dumps(body), encoding="utf-8")
+    shutil.copy(FIXTURES / "trip_plan_pin_and_fold.plan.json", corpus)
+    sweep = run_sweep([str(corpus)], settings_from("recorded", None, str(FIXTURES / "trip_plan_drop_oldest.plan.json")),
+                      counter="auto", workers=1)
+    entry = sweep["settings"][0]
+    assert entry["setting"]["plan"] == "trip_plan_drop_oldest.plan.json"
+    assert entry["requests"] == 2 and entry["errors"] == 1  # the body's sections are not the plan's
+    assert "does not declare" in entry["error_samples"][0][1]
+    plain = run_sweep([str(corpus / "body.json")], settings_from("recorded", None, None), counter="auto", workers=1)
+    figures = plain["settings"][0]
+    price = input_cost_per_token("gpt-4o-mini")
+    assert price and figures["priced_input_tokens"] == figures["input_tokens_total"] > 0
+    assert figures["input_cost_usd"] == round(price * figures["input_tokens_total"], 6)

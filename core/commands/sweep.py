@@ -48,9 +48,10 @@ def run(args: argparse.Namespace) -> int:
         sweep = run_sweep(args.corpus, settings, counter=args.counter, engine=args.engine, output=args.output,
                           resume=args.resume, workers=args.workers, ray_address=args.ray_address,
                           shard_bytes=args.shard_bytes or SHARD_BYTES, progress=sys.stderr.isatty())
-    except SweepInterrupted as exc:
+    except (SweepInterrupted, KeyboardInterrupt) as exc:
         again = " (run the same command with --resume to go on)" if args.output else ""
-        print(f"{PROG}: sweep {exc}; finished shards are kept{again}", file=sys.stderr)
+        what = str(exc) if isinstance(exc, SweepInterrupted) else "interrupted"
+        print(f"{PROG}: sweep {what}; finished shards are kept{again}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if args.json:
         for bad in sweep["bad_files"]:  # the table lists them itself

@@ -120,10 +120,8 @@ def counter_for(name: str, provider: str | None) -> str:
     return f"estimate:{bare}"
 
 
-def lookup(name: str | None) -> ModelInfo | None:
-    """The registry's entry for a model name, the person's own file first; ``None`` if neither knows it."""
-    if not name:
-        return None
+def _find(name: str) -> tuple[str, dict, str] | None:
+    """(the name form that matched, its table entry, where it came from), the person's own file first."""
     path = user_table_path()
     tables = [(_user(path), str(path)), (_bundled(), "table")]
     for candidate in _candidates(name):
@@ -131,16 +129,31 @@ def lookup(name: str | None) -> ModelInfo | None:
             entry = table.get(candidate)
             if entry is None and source == "table" and candidate in _by_bare_name():
                 entry = table[_by_bare_name()[candidate]]
-            if entry is None:
-                continue
-            provider = entry.get("litellm_provider")
-            window = entry.get("max_input_tokens")
-            output = entry.get("max_output_tokens")
-            return ModelInfo(name=name, key=candidate, context_window=window if isinstance(window, int) else None,
-                             max_output=output if isinstance(output, int) else None, provider=provider,
-                             counter=entry.get("counter") or counter_for(name, provider),
-                             source=entry.get("from", source) if source == "table" else source)
+            if entry is not None:
+                return candidate, entry, source
     return None
+
+
+def lookup(name: str | None) -> ModelInfo | None:
+    """The registry's entry for a model name, the person's own file first; ``None`` if neither knows it."""
+    found = _find(name) if name else None
+    if found is None:
+        return None
+    candidate, entry, source = found
+    provider = entry.get("litellm_provider")
+    window = entry.get("max_input_tokens")
+    output = entry.get("max_output_tokens")
+    return ModelInfo(name=name, key=candidate, context_window=window if isinstance(window, int) else None,
+                     max_output=output if isinstance(output, int) else None, provider=provider,
+                     counter=entry.get("counter") or counter_for(name, provider),
+                     source=entry.get("from", source) if source == "table" else source)
+
+
+def input_cost_per_token(name: str | None) -> float | None:
+    """US dollars per input token from the table (``input_cost_per_token``); ``None`` where it has none."""
+    found = _find(name) if name else None
+    price = found[1].get("input_cost_per_token") if found else None
+    return float(price) if isinstance(price, (int, float)) and not isinstance(price, bool) else None
 
 
 def auto_counter_spec(model: str | None) -> str:

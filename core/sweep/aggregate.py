@@ -104,9 +104,11 @@ class Totals:
         self.bad_files: list[list[str]] = []  # [path, problem]
         self.bad_records = 0
         self.bad_record_samples: list[list[str]] = []
+        self.adapted = 0  # imported calls re-assembled with an adaptation (the row's ``adapted`` says which)
 
     def add_row(self, row: dict[str, Any]) -> None:
         self.requests += 1
+        self.adapted += bool(row.get("adapted"))
         for totals, figures in zip(self.settings, row["settings"]):
             totals.add(row["ref"], row.get("model"), figures)
 
@@ -116,6 +118,7 @@ class Totals:
 
     def merge(self, other: "Totals") -> None:
         self.requests += other.requests
+        self.adapted += other.adapted
         self.bad_records += other.bad_records
         self.bad_record_samples = _merge_samples(self.bad_record_samples, other.bad_record_samples)
         self.bad_files = sorted(self.bad_files + other.bad_files)
@@ -123,13 +126,14 @@ class Totals:
             mine.merge(theirs)
 
     def state(self) -> dict[str, Any]:
-        return {"requests": self.requests, "bad_files": self.bad_files, "bad_records": self.bad_records,
+        return {"requests": self.requests, "adapted": self.adapted, "bad_files": self.bad_files, "bad_records": self.bad_records,
                 "bad_record_samples": self.bad_record_samples, "settings": [s.state() for s in self.settings]}
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> "Totals":
         totals = cls(0)
         totals.requests, totals.bad_records = data["requests"], data["bad_records"]
+        totals.adapted = data.get("adapted", 0)
         totals.bad_files = [list(x) for x in data["bad_files"]]
         totals.bad_record_samples = [list(x) for x in data["bad_record_samples"]]
         totals.settings = [SettingTotals.from_state(s) for s in data["settings"]]

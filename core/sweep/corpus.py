@@ -111,7 +111,8 @@ def _ours_jsonl(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
             first = handle.readline(64 << 20)
-        return is_ours(json.loads(first))
+        value = json.loads(first)
+        return is_ours(value) and not _provider_body(value)
     except (OSError, ValueError, RecursionError):
         return False
 
@@ -150,9 +151,15 @@ def _ours_jsonl_head(path: str) -> bool:
         while second and not second.strip():
             second = handle.readline(64 << 20)
     try:
-        return bool(second.strip()) and is_ours(json.loads(first))
+        return bool(second.strip()) and is_ours(json.loads(first)) and not _provider_body(json.loads(first))
     except (ValueError, RecursionError):
         return False
+
+
+def _provider_body(value: Any) -> bool:
+    from ..formats.detect import by_body
+
+    return by_body(value) is not None
 
 
 def _lines(shard: Shard, on_bad_record) -> Iterator[Record]:
@@ -202,6 +209,7 @@ def _line_number(path: str, offset: int) -> int:
 
 def _whole_file(path: str) -> Iterator[Record]:
     """A JSON file or array of our records, or a trace format ``core.formats`` imports."""
+    from ..formats.detect import sniff
     from ..formats.importing import import_parsed
     from ..formats.source import parse_file
 
@@ -210,13 +218,15 @@ def _whole_file(path: str) -> Iterator[Record]:
     except InputFileError as exc:
         raise BadFile(path, exc.problem, message=str(exc)) from None
     values = [v for _, v in parsed.records]
+    if len(values) == 1 and isinstance(values[0], dict) and values[0].get("format") == SWEEP_FORMAT:
+        raise BadFile(path, "a sweep's output, not requests")
     items = values[0] if parsed.kind != "jsonl" and len(values) == 1 and isinstance(values[0], list) else values
-    if isinstance(items, list) and items and all(is_ours(v) for v in items):
+    # the formats' own verdict (a provider's body may look like our request), or recorded rejections of ours
+    if sniff(parsed).name == "context-inspector" or (
+            items and all(is_ours(v) and not _provider_body(v) for v in items)):
         for index, value in enumerate(items):
             yield Record(f"{path}[{index}]" if len(items) > 1 else path, value)
         return
-    if len(values) == 1 and isinstance(values[0], dict) and values[0].get("format") == SWEEP_FORMAT:
-        raise BadFile(path, "a sweep's output, not requests")
     try:
         imported = import_parsed(parsed)
     except InputFileError as exc:

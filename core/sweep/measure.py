@@ -27,8 +27,8 @@ class Unreplayable(Exception):
     """A request that is counted but cannot be assembled again (the row says why, per setting)."""
 
 
-def _source(record: Record, counter: TokenCounter) -> tuple[Any, AssemblyResult | None, str, str | None]:
-    """(what to replay, the recording to compare with, label, model)."""
+def _source(record: Record, counter: TokenCounter) -> tuple[Any, AssemblyResult | None, str, str | None, str | None]:
+    """(what to replay, the recording to compare with, label, model, how it was adapted to be counted)."""
     from ..loading import entry_from
     from ..replay import replay
 
@@ -45,7 +45,7 @@ def _source(record: Record, counter: TokenCounter) -> tuple[Any, AssemblyResult 
         recorded = entry.result
         if recorded.request is None and not (recorded.model_extra or {}).get("plan_request"):
             raise Unreplayable("a result recorded without its request (read-only)")
-        return recorded, recorded, entry.label, model
+        return recorded, recorded, entry.label, model, None
     source = entry.extra["plan_request"] if entry.kind == "plan" else entry.request
     try:
         before = replay(source, counter=counter)
@@ -53,12 +53,12 @@ def _source(record: Record, counter: TokenCounter) -> tuple[Any, AssemblyResult 
         before = None  # as it stands it does not fit: nothing was kept, so nothing can be lost
     except ContextInspectorError as exc:
         raise Unreplayable(str(exc).splitlines()[0][:300]) from None
-    return source, before, entry.label, model
+    return source, before, entry.label, model, None
 
 
 def _imported(imported, counter: TokenCounter):
     from ..assembly import assemble
-    from ..errors import RequestError
+    from ..errors import RequestError, TemplateRefused
     from ..formats import to_core_request
 
     max_new = imported.recorded.max_output_tokens or 1
@@ -66,10 +66,35 @@ def _imported(imported, counter: TokenCounter):
         roomy = to_core_request(imported, context_limit=ROOMY, max_new_tokens=max_new)
     except RequestError as exc:
         raise Unreplayable(f"cannot be re-assembled: {exc}") from None
-    everything = assemble(roomy, counter)  # what the provider was sent: every message
+    adapted = None
+    try:
+        everything = assemble(roomy, counter)  # what the provider was sent: every message
+    except TemplateRefused:
+        # as ``count`` does: the text of an assistant message that also carries tool calls is left out
+        # (mistral-common refuses both in one message), and the row says so
+        roomy, adapted = _without_tool_call_text(imported, max_new)
+        if roomy is None:
+            raise
+        everything = assemble(roomy, counter)
     limit = max(LIMIT_STEP, math.ceil((everything.input_tokens + max_new) / LIMIT_STEP) * LIMIT_STEP)
     recorded = roomy.model_copy(update={"context_limit": limit})
-    return recorded, everything, imported.label, imported.recorded.model
+    return recorded, everything, imported.label, imported.recorded.model, adapted
+
+
+def _without_tool_call_text(imported, max_new: int):
+    from dataclasses import replace
+
+    from ..contracts import ChatMessage
+    from ..formats import to_core_request
+
+    both = [i for i, m in enumerate(imported.messages) if m.role == "assistant" and m.content and m.tool_calls]
+    if not both:
+        return None, None
+    messages = [ChatMessage(role="assistant", tool_calls=m.tool_calls) if i in both else m
+                for i, m in enumerate(imported.messages)]
+    request = to_core_request(replace(imported, messages=messages), context_limit=ROOMY, max_new_tokens=max_new)
+    return request, (f"the text of {len(both)} assistant message(s) that also carry tool calls is left out "
+                     "(the counter's template refuses both in one message)")
 
 
 def _plan_request(source, setting: Setting):
@@ -96,7 +121,11 @@ def _plan_request(source, setting: Setting):
         plan["reserve_output_tokens"] = reserve
     if setting.fill_order is not None:
         plan["fill_order"] = list(setting.fill_order)
-    declared = {s["name"] if isinstance(s, dict) else s for s in plan.get("sections", [])}
+    declared = [s["name"] if isinstance(s, dict) else s for s in plan.get("sections", [])]
+    missing = [name for name, messages in sections.items() if messages and name not in declared]
+    if missing:
+        raise ValueError(f"the plan does not declare this request's section {missing[0]!r} "
+                         f"(it declares {', '.join(declared)})")
     return PlanRequest(id=request_id, plan=parse_plan(plan, source="--plan"),
                        sections={k: v for k, v in sections.items() if v or k in declared}, tools=tools)
 
@@ -149,7 +178,7 @@ def measure(record: Record, settings: Sequence[Setting], counters: Counters) -> 
     counter = counters(model)
     label = Path(record.ref).name
     try:
-        source, before, label, model = _source(record, counter)
+        source, before, label, model, adapted = _source(record, counter)
     except Unreplayable as exc:
         return {"ref": record.ref, "label": label, "model": model, "settings": [{"err": str(exc)} for _ in settings]}
     if model is not None and not record.imported:
@@ -168,4 +197,7 @@ def measure(record: Record, settings: Sequence[Setting], counters: Counters) -> 
             rows.append({"err": str(exc).splitlines()[0][:300]})
             continue
         rows.append(_figures(before, after, counter))
-    return {"ref": record.ref, "label": label, "model": model, "settings": rows}
+    row = {"ref": record.ref, "label": label, "model": model, "settings": rows}
+    if adapted:
+        row["adapted"] = adapted
+    return row

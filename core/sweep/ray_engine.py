@@ -10,7 +10,9 @@ atomically, so a retried or resumed shard is never counted twice.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import time
 from typing import Any, Sequence
 
 from ..errors import RequestError
@@ -49,19 +51,22 @@ class ShardTask:
 
 
 def run_ray(todo: Sequence[Shard], settings: Sequence[Setting], spec: str | None, folder: WorkFolder, *,
-            workers: int | None = None, address: str | None = None, progress: Progress | None = None) -> None:
+            workers: int | None = None, address: str | None = None, progress: Progress | None = None) -> float:
+    """Runs the shards; returns the seconds ``ray.init`` took (0 when the cluster was already up)."""
     if not ray_available():
         raise RequestError([("--engine", RAY_MISSING)], source="command line")
     import ray
 
     if not todo:
-        return
+        return 0.0
     started_here = not ray.is_initialized()
+    init_started = time.perf_counter()
     if started_here:
-        options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+        options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
         if address is None and not os.environ.get("RAY_ADDRESS"):
             options["num_cpus"] = workers or os.cpu_count() or 1
         ray.init(address=address, **options)
+    init_seconds = time.perf_counter() - init_started
     try:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
@@ -71,11 +76,20 @@ def run_ray(todo: Sequence[Shard], settings: Sequence[Setting], spec: str | None
                                       override_num_blocks=len(todo))
         done = dataset.map(ShardTask, fn_constructor_kwargs={
             "settings": [s.to_json() for s in settings], "spec": spec, "folder": str(folder.path)},
-            concurrency=concurrency, num_cpus=1)
-        for row in done.iter_rows():
-            if progress is not None:
-                state = json.loads(row["state"])
-                progress.update(requests=progress.requests + state["requests"], shard_bytes=row["bytes"], shards=1)
+            compute=ray.data.ActorPoolStrategy(size=concurrency), num_cpus=1)
+        finished = 0
+        try:
+            for row in done.iter_rows():
+                finished += 1
+                if progress is not None:
+                    state = json.loads(row["state"])
+                    progress.update(requests=progress.requests + state["requests"], shard_bytes=row["bytes"],
+                                    shards=1)
+        except KeyboardInterrupt:
+            from .local import SweepInterrupted
+
+            raise SweepInterrupted(finished, len(todo)) from None
     finally:
         if started_here:
             ray.shutdown()
+    return init_seconds

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from ..errors import RequestError
 from .aggregate import merged, report
 from .corpus import SHARD_BYTES, SWEEP_FORMAT, plan_shards
-from .models import auto_available, input_price
+from .models import AUTO, input_price
 from .progress import Progress
 from .settings import Setting
 from .work import WorkFolder, work_folder_for
@@ -40,11 +40,12 @@ def run_sweep(paths: Sequence[str], settings: Sequence[Setting], *, counter: str
         todo = [s for s in shards if not folder.done(s)]
         bar = Progress(sum(s.end - s.start for s in todo), len(todo)) if progress else None
         planned = time.perf_counter()
+        cluster_seconds = None
         try:
             if engine == "ray":
                 from .ray_engine import run_ray
 
-                run_ray(todo, settings, counter, folder, workers=workers, address=ray_address, progress=bar)
+                cluster_seconds = run_ray(todo, settings, counter, folder, workers=workers, address=ray_address, progress=bar)
             else:
                 from .local import run_local
 
@@ -55,15 +56,19 @@ def run_sweep(paths: Sequence[str], settings: Sequence[Setting], *, counter: str
         ran = time.perf_counter()
         total = merged(folder.states(shards), len(settings))
         notes = []
-        if counter == "auto" and not auto_available():
-            notes.append("no model registry here: --counter auto counted every request with the default counter")
+        if counter == AUTO:
+            notes.append("--counter auto: each request counted with its model's counter from the model registry "
+                         "(the default counter where it names no model, or its counter cannot be built here)")
+        if total.adapted:
+            notes.append(f"{total.adapted} imported calls were re-assembled without the text of assistant messages "
+                         "that also carry tool calls (the counter's template refuses both in one message; as count)")
         figures = report(total, input_price)
         if not any(f["priced_input_tokens"] for f in figures):
             notes.append("no input prices known for these requests' models: input cost left out")
         return {
             "format": SWEEP_FORMAT, "engine": engine,
             "corpus": {"paths": [str(p) for p in paths], "files": len({s.path for s in shards}),
-                       "shards": len(shards), "requests": total.requests},
+                       "shards": len(shards), "requests": total.requests, "adapted": total.adapted},
             "counter": counter or "default", "notes": notes,
             "work_folder": None if temporary else folder.path.name,
             "settings": [dict(setting={k: v for k, v in s.to_json().items() if k != "plan_data"}, **f)
@@ -73,7 +78,9 @@ def run_sweep(paths: Sequence[str], settings: Sequence[Setting], *, counter: str
             "bad_record_samples": [{"ref": r, "problem": m} for r, m in total.bad_record_samples],
             "timings": {"seconds": round(ran - started, 3), "plan_seconds": round(planned - started, 3),
                         "run_seconds": round(ran - planned, 3), "shards_run": len(todo),
-                        "shards_resumed": len(shards) - len(todo), "workers": workers},
+                        "shards_resumed": len(shards) - len(todo), "workers": workers,
+                        **({"cluster_start_seconds": round(cluster_seconds, 3)} if cluster_seconds is not None
+                           else {})},
         }
     finally:
         if temporary:

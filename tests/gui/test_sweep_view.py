@@ -43,6 +43,7 @@ def test_a_sweep_opens_in_its_view_and_a_bucket_lists_its_requests(open_and_wait
     qtbot.waitUntil(lambda: window.current_row is not None and window.replay_outcome is not None, timeout=60000)
     assert window.replay_panel.limit.value() == 700
     assert window.replay_outcome.result.context_limit == 700
+    window.grab().save("/tmp/i19-sweep-opened.png")
 
 
 def test_a_kept_items_lost_bucket_lists_the_requests_that_lose(open_and_wait, qtbot, tmp_path, fixtures_dir):
