@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QSplitter, QWidget
 
 import core
 
@@ -31,18 +31,9 @@ from .files.recent import RecentMenu
 from .files.saving import Saver
 from .files.settings import Settings, restore_window, save_window
 from .help import HelpSheet, about_box, about_text
+from .layout import add_dock, build_panes
 from .menus import build_actions, build_menus
-from .panes.budgetbar import BudgetBar
 from .panes.detail import DetailTabs
-from .panes.experiments import ExperimentsPane
-from .panes.importbar import ImportedRequestBar
-from .panes.messagebar import MessageBar
-from .panes.replaypanel import ReplayPanel
-from .panes.requestlist import RequestListPane
-from .panes.sectiontree import SectionTreePane
-from .panes.session import SessionPane
-from .panes.statusline import StatusLine
-from .panes.sweep import SweepPane
 from .workers import CounterCache, ReplayController, shared_counter_cache
 
 log = logging.getLogger("inspector")
@@ -86,71 +77,10 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ construction
 
     def _build_panes(self) -> None:
-        self.message_bar = MessageBar(self)
-        self.bar = BudgetBar(self)
-        self.requests = RequestListPane(self)
-        self.request_model, self.request_proxy = self.requests.model, self.requests.proxy
-        self.request_view, self.filter_edit = self.requests.view, self.requests.filter_edit
-        self.has_drops, self.audit_errors = self.requests.has_drops, self.requests.audit_errors
-        self.sections = SectionTreePane(self)
-        self.tree_model, self.tree_proxy = self.sections.model, self.sections.proxy
-        self.tree, self.only_changes = self.sections.tree, self.sections.only_changes
-        self.detail = DetailTabs(self)
-        self.import_bar = ImportedRequestBar(self)
-
-        # the tree and the rendered request both want width: they share the right side, one above the other
-        self.right_splitter = QSplitter(Qt.Orientation.Vertical, self)
-        self.right_splitter.setObjectName("rightSplitter")
-        self.right_splitter.addWidget(self.sections)
-        self.right_splitter.addWidget(self.detail)
-        self.right_splitter.setStretchFactor(0, 5)
-        self.right_splitter.setStretchFactor(1, 4)
-        self.right_splitter.setSizes([560, 270])
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.setObjectName("mainSplitter")
-        self.splitter.addWidget(self.requests)
-        self.splitter.addWidget(self.right_splitter)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([632, 968])
-
-        central = QWidget(self)
-        layout = QVBoxLayout(central)
-        layout.setContentsMargins(4, 4, 4, 0)
-        layout.setSpacing(4)
-        for widget in (self.message_bar, self.bar, self.import_bar):
-            layout.addWidget(widget)
-        layout.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
-
-        self.log_view = QPlainTextEdit(self)
-        self.log_view.setReadOnly(True)
-        self.log_view.setAccessibleName("Log")
-        self.log_dock = self._dock("Log", "logDock", self.log_view, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.replay_panel = ReplayPanel(self)
-        self.replay_dock = self._dock("Replay", "replayDock", self.replay_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.replay_dock.setMinimumWidth(430)
-        self.session_pane = SessionPane(self)
-        self.session_dock = self._dock("Session", "sessionDock", self.session_pane,
-                                       Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.sweep_pane = SweepPane(self)
-        self.sweep_dock = self._dock("Sweep", "sweepDock", self.sweep_pane, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.experiments_pane = ExperimentsPane(self)
-        self.experiments_dock = self._dock("Experiments", "experimentsDock", self.experiments_pane,
-                                           Qt.DockWidgetArea.BottomDockWidgetArea)
-
-        self.status = StatusLine(self.statusBar())
-        self.counter_label, self.tokens_label = self.status.counter_label, self.status.tokens_label
-        self.file_label, self.progress = self.status.file_label, self.status.progress
-        self.cancel_button = self.status.cancel_button
+        build_panes(self)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(name)
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        dock.hide()
-        return dock
+        return add_dock(self, title, name, widget, area)
 
     def _connect(self) -> None:
         self.message_bar.log_button.clicked.connect(self._show_log)
