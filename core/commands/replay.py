@@ -40,11 +40,8 @@ def run(args: argparse.Namespace) -> int:
             if edits.is_empty():
                 raise
             return _replay_unrecorded(args, recorded, edits, counter, exc)
-        try:
-            after = replay(recorded, edits=edits, counter=counter)
-        except RequiredContextTooLarge as exc:
-            sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
-            _say(f"{PROG}: {args.file}: under these edits, {exc}")
+        after = _under_edits(args, recorded, edits, counter)
+        if after is None:
             return EXIT_REQUIRED_TOO_LARGE
         changes = diff(before, after)
         sys.stdout.write(json.dumps(changes.to_json(), indent=2) + "\n" if args.json else changes.to_text() + "\n")
@@ -57,13 +54,20 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _replay_unrecorded(args, recorded, edits, counter, refused: RequiredContextTooLarge) -> int:
-    """A request that does not fit its own limits has no 'before': show the edited assembly alone."""
+def _under_edits(args, recorded, edits, counter) -> AssemblyResult | None:
+    """The recording assembled under ``edits``; ``None`` (the refusal written out) when it does not fit."""
     try:
-        after = replay(recorded, edits=edits, counter=counter)
+        return replay(recorded, edits=edits, counter=counter)
     except RequiredContextTooLarge as exc:
         sys.stdout.write(json.dumps(exc.record(), indent=2) + "\n")
         _say(f"{PROG}: {args.file}: under these edits, {exc}")
+        return None
+
+
+def _replay_unrecorded(args, recorded, edits, counter, refused: RequiredContextTooLarge) -> int:
+    """A request that does not fit its own limits has no 'before': show the edited assembly alone."""
+    after = _under_edits(args, recorded, edits, counter)
+    if after is None:
         return EXIT_REQUIRED_TOO_LARGE
     items = [{"section": e.section, "id": e.id, "decision": e.decision, "tokens": e.tokens} for e in after.trace]
     budget = {key: getattr(after, key) for key in ("input_tokens", "input_budget", "remaining_tokens",
