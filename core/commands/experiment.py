@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli import counter_options
 from ..errors import RequestError
 from ..experiments import DEFAULT_VARIANTS, Endpoint, Experiment, Sampling, load_rules, load_subject, run_experiment
 
@@ -40,7 +41,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS", help="per answer (default 120)")
     p.add_argument("--context-limit", type=int, metavar="N", help="the request's context limit for every variant "
                                                               "(the position test needs room for every passage)")
-    p.add_argument("--counter", default=None, metavar="SPEC", help="our token counter (default the embedded one)")
+    counter_options(p, help_text="our token counter (default the embedded one)")
     p.add_argument("--model-sha256", metavar="HEX", help="the model file's sha256, as you know it (recorded as "
                                                         "declared, beside what the server reports)")
     p.add_argument("-o", "--output", required=True, metavar="ANSWERS.jsonl")
@@ -53,7 +54,7 @@ def _problem(option: str, message: str) -> RequestError:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..counting import make_counter
+    from ..cli import build_counter
 
     if args.seeds < 1:
         raise _problem("--seeds", f"must be at least 1, not {args.seeds}")
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                        str(exc)) from None
     show = _progress if sys.stderr.isatty() else None
     try:
-        done = run_experiment(experiment, make_counter(args.counter), args.output, overwrite=args.overwrite,
+        done = run_experiment(experiment, build_counter(args), args.output, overwrite=args.overwrite,
                               progress=show)
     finally:
         if show is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..counting import DEFAULT_COUNTER, make_counter
+from ..cli import build_counter, counter_options
 from ..sessions import open_session
 from ..sessions.report import report_json, report_text
 
@@ -13,8 +13,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("session", help="a trace's model calls in order: input tokens against the window, what each "
                                        "call appended, removed or rewrote, and the prompt-cache prefix")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--counter", default=None, metavar="SPEC",
-                   help=f"mistral:<tokenizer> or hf:<directory> (default {DEFAULT_COUNTER})")
+    counter_options(p)
     p.add_argument("--context-window", type=int, metavar="N",
                    help="the model's context window (default: the counter's, where it declares one)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
@@ -26,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"context-assembler: error: --context-window must be positive, not {args.context_window}",
               file=sys.stderr)
         return 2
-    counter = make_counter(args.counter)
+    counter = build_counter(args)
     session = open_session(args.file, counter, context_window=args.context_window)
     sys.stdout.write(report_json(session) if args.json else report_text(session))
     return 0

@@ -22,6 +22,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--counter", default=None, metavar="SPEC|auto",
                    help=f"mistral:<tokenizer>, hf:<directory> or auto (by each request's model; default "
                         f"{DEFAULT_COUNTER})")
+    p.add_argument("--chat-template-kwargs", metavar="K=V,...",
+                   help="for hf: counters, passed to the chat template (e.g. enable_thinking=true)")
     p.add_argument("--engine", default="local", choices=("local", "ray"),
                    help="local: a process pool over every core (default); ray: a Ray cluster")
     p.add_argument("--workers", type=int, metavar="N", help="processes (local) or actors (ray); default: every core")
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         raise RequestError([("--workers", "must be at least 1")], source="command line")
     settings = settings_from(args.context_limit, args.fill_order, args.plan)
     try:
-        sweep = run_sweep(args.corpus, settings, counter=args.counter, engine=args.engine, output=args.output,
+        sweep = run_sweep(args.corpus, settings, counter=_spec(args), engine=args.engine, output=args.output,
                           resume=args.resume, workers=args.workers, ray_address=args.ray_address,
                           shard_bytes=args.shard_bytes or SHARD_BYTES, progress=sys.stderr.isatty())
     except (SweepInterrupted, KeyboardInterrupt) as exc:
@@ -61,3 +63,18 @@ def run(args: argparse.Namespace) -> int:
         _write(text, args.output, args.corpus)
     sys.stdout.write(text if args.json else sweep_text(sweep))
     return EXIT_OK
+
+
+def _spec(args: argparse.Namespace) -> str | None:
+    """The counter spec the workers build, ``--chat-template-kwargs`` carried in it (``hf:<dir>?k=v``)."""
+    kwargs = getattr(args, "chat_template_kwargs", None)
+    if not kwargs:
+        return args.counter
+    from ..counters import parse_template_kwargs
+
+    parse_template_kwargs(kwargs)  # refuses a malformed one here, once, not in every worker
+    if not (args.counter or "").startswith("hf:"):
+        from ..errors import RequestError
+
+        raise RequestError([("--chat-template-kwargs", "applies to hf:<directory> counters")], source="command line")
+    return f"{args.counter}{',' if '?' in args.counter else '?'}{kwargs}"
