@@ -9,12 +9,12 @@ from .roles import ModelIndex
 
 
 class ColumnsModel(QAbstractTableModel):
-    """``COLUMNS`` names the columns; a subclass says how many rows it has (``row_total``)."""
+    """``COLUMNS`` names the columns; a subclass says how many rows it has (``row_total``; none by default)."""
 
     COLUMNS: tuple[str, ...] = ()
 
     def row_total(self) -> int:
-        raise NotImplementedError
+        return 0  # an empty table until a subclass says otherwise
 
     def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else self.row_total()
