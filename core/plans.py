@@ -17,8 +17,6 @@ never of what earlier sections left. Sections without a share fill what the shar
 from __future__ import annotations
 
 import bisect
-import hashlib
-import json
 import math
 import threading
 from dataclasses import dataclass, field
@@ -31,10 +29,11 @@ from .alternation import merge_turns, strict_alternation
 from .counting import TokenCounter
 from .neutralise import mark_result, neutralise_sections
 from .plancounts import FastPlanCounts, PlanCounts, PredictionMismatch, forget_constants
-from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError, InputFileError,
+from .errors import (AssemblyCancelled, CapabilityError, ContextBudgetError,
                      RequestError)
 from .result import NOT_SENT, AssemblyResult, TraceEntry
-from .waiting import call_cancellable
+from .summaries import (HttpSummariser, RecordedSummariser, Summariser, SummaryStore,  # noqa: F401 - re-exported
+                        _call_summariser, _span_hash)
 
 BUILTIN_STRATEGIES = ("drop-oldest", "pin-and-fold", "summarise-span", "newest-turns", "by-score")
 SUMMARY_PREFIX = "Summary of earlier conversation: "
@@ -245,10 +244,6 @@ class ByScore(_ComparesWithBudget):
         return CompactionOutcome(tuple(kept), tuple(evicted))
 
 
-class Summariser(Protocol):
-    def summarise(self, span: Sequence[Message], *, cancel: threading.Event | None = None) -> str: ...
-
-
 class SummariseSpan:
     """Replaces the oldest unpinned span with a summary from a summariser the caller supplies.
 
@@ -297,142 +292,6 @@ class SummariseSpan:
         kept = [m for j, m in enumerate(entries) if j < taken[0]] + [summary_message] + \
                [m for j, m in enumerate(entries) if j > taken[0] and j not in taken]
         return CompactionOutcome(tuple(kept), (), (Summary(summary_message.id, summary_message, replaced, digest),))
-
-
-def _call_summariser(summariser: Summariser, span: Sequence[Message], cancel: threading.Event | None) -> str:
-    try:
-        text = summariser.summarise(span, cancel=cancel)
-    except (AssemblyCancelled, KeyboardInterrupt):
-        raise
-    except ContextBudgetError:
-        raise
-    except Exception as exc:  # transport failure, timeout, a broken reply: fail closed
-        raise ContextBudgetError(f"the summariser failed: {type(exc).__name__}: {exc}") from exc
-    if cancel is not None and cancel.is_set():
-        raise AssemblyCancelled("cancelled during a summary call")
-    if not isinstance(text, str) or not text.strip():
-        raise ContextBudgetError("the summariser returned nothing usable (an empty summary)")
-    return text.strip()
-
-
-def _span_hash(span: Sequence[Message]) -> str:
-    canonical = json.dumps([m.model_dump(mode="json", exclude={"pinned"}) for m in span], sort_keys=True,
-                           ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-# ---------------------------------------------------------------------------------------------
-# Summarisers
-
-
-class RecordedSummariser:
-    """Replays summaries stored with a trace, keyed by the hash of the span they replaced."""
-
-    def __init__(self, summaries: Mapping[str, str]) -> None:
-        self.summaries = dict(summaries)
-
-    @classmethod
-    def from_result(cls, result: AssemblyResult) -> "RecordedSummariser":
-        recorded = (result.model_extra or {}).get("summaries") or []
-        return cls({item["span_hash"]: item["text"] for item in recorded})
-
-    def summarise(self, span, *, cancel=None) -> str:
-        digest = _span_hash(span)
-        if digest not in self.summaries:
-            raise ContextBudgetError(f"no recorded summary for span {digest[:12]} ({len(span)} messages); "
-                                     "a recorded run cannot invent one")
-        return self.summaries[digest]
-
-
-class HttpSummariser:
-    """Asks an OpenAI-compatible (``/v1/chat/completions``) or Ollama (``/api/chat``) endpoint for a
-    summary. Contacted only when a person configures it; never by default."""
-
-    PROMPT = ("Summarise the conversation below for a later turn of the same conversation. Keep every "
-              "decision, constraint, name, number and open question; drop small talk. Plain text, at most "
-              "120 words.")
-
-    def __init__(self, base_url: str, model: str, *, api: Literal["openai", "ollama"] = "openai",
-                 timeout: float = 30.0, api_key: str | None = None) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL, not {base_url!r}")
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.api = api
-        self.timeout = timeout
-        self.api_key = api_key
-
-    def _body(self, span: Sequence[Message]) -> tuple[str, bytes]:
-        transcript = "\n".join(f"{m.role}: {m.content or ''}" for m in span)
-        messages = [{"role": "system", "content": self.PROMPT}, {"role": "user", "content": transcript}]
-        if self.api == "ollama":
-            url, body = f"{self.base_url}/api/chat", {"model": self.model, "messages": messages, "stream": False}
-        else:
-            url, body = f"{self.base_url}/v1/chat/completions", {"model": self.model, "messages": messages}
-        return url, json.dumps(body).encode("utf-8")
-
-    def _post(self, url: str, body: bytes) -> str:
-        import urllib.request
-
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-        with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - user-configured URL
-            reply = json.loads(response.read().decode("utf-8"))
-        if self.api == "ollama":
-            return reply["message"]["content"]
-        return reply["choices"][0]["message"]["content"]
-
-    def summarise(self, span, *, cancel=None) -> str:
-        url, body = self._body(span)
-        # wait, but let a cancel interrupt the wait at once
-        return call_cancellable(lambda: self._post(url, body), cancel, "cancelled during a summary call",
-                                name="summary-call")
-
-
-# ---------------------------------------------------------------------------------------------
-# Summary store
-
-
-class SummaryStore:
-    """Summaries written back to a SQLite file the user names, one transaction per assembly."""
-
-    SCHEMA = ("CREATE TABLE IF NOT EXISTS summaries (id TEXT NOT NULL, scope TEXT NOT NULL, source TEXT NOT NULL, "
-              "replaces TEXT NOT NULL, span_hash TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (scope, id))")
-
-    def __init__(self, path: str) -> None:
-        import sqlite3
-
-        self.path = path
-        try:
-            self._db = sqlite3.connect(path)
-            with self._db:
-                self._db.execute(self.SCHEMA)
-        except sqlite3.Error as exc:
-            raise InputFileError(path, f"cannot open the summary store ({exc})") from exc
-
-    def write(self, scope: str, records: Sequence[tuple[str, Summary]]) -> None:
-        import sqlite3
-
-        try:
-            with self._db:  # one transaction: all of this assembly's summaries or none
-                for section, summary in records:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?)",
-                        (summary.id, scope, f"compaction:{section}", json.dumps(list(summary.replaces)),
-                         summary.span_hash, summary.message.content or ""))
-        except sqlite3.Error as exc:  # an I/O problem, not a budget one: bad input for the CLI (exit 2)
-            raise InputFileError(self.path, f"writing summaries failed, nothing was written ({exc})") from exc
-
-    def read(self, scope: str) -> list[dict[str, Any]]:
-        rows = self._db.execute("SELECT id, source, replaces, span_hash, text FROM summaries WHERE scope = ? "
-                                "ORDER BY id", (scope,)).fetchall()
-        return [{"id": r[0], "source": r[1], "replaces": json.loads(r[2]), "span_hash": r[3], "text": r[4]}
-                for r in rows]
-
-    def close(self) -> None:
-        self._db.close()
 
 
 # ---------------------------------------------------------------------------------------------
