@@ -191,6 +191,11 @@ class MistralCounter(TokenCounter):
                 pass
         return self._stock_ids(messages, tools)
 
+    def variant_counts(self, messages, tools, total):
+        from .mistral_variants import variants
+
+        return variants(self._renderer(), messages, tools, self.text_count, total)
+
     def _stock_ids(self, messages, tools) -> list[int]:
         fast = self._counting_path()
         if fast is None:
@@ -204,6 +209,13 @@ class MistralCounter(TokenCounter):
 
     def render_text(self, messages, tools) -> str:
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+        renderer = self._renderer()
+        if renderer is not None:
+            try:
+                return renderer.render_text(messages, tools)
+            except Exception:  # noqa: BLE001 - not sure of it: mistral-common's own encode and decode
+                pass
 
         tokens = self._encode(messages, tools).tokens
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)

@@ -62,6 +62,8 @@ class V3Tekken:
     def __init__(self, instruct: Any, raw: Any, map_id: Callable[[str], str],
                  tools_json: Callable[[Sequence[ToolDefinition]], str]) -> None:
         self._encode = raw._model.encode_ordinary  # no special tokens registered: the ids of ``encode``
+        self._decode = raw._model.decode
+        self._control_text = {i: raw.id_to_piece(i) for i in range(raw.num_special_tokens)}
         self._offset = partial(add, raw.num_special_tokens)
         self.bos, self.eos = raw.bos_id, raw.eos_id
         self.inst, self.end_inst = instruct.BEGIN_INST, instruct.END_INST
@@ -72,48 +74,62 @@ class V3Tekken:
         self._tools_json = tools_json
 
     def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
+        out: list[int] = []
+        encode, offset = self._encode, self._offset
+        for piece in self._pieces(messages, tools):
+            if piece.__class__ is int:
+                out.append(piece)
+            else:
+                out.extend(map(offset, encode(piece)))
+        return out
+
+    def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
+        """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
+        to its own text (byte-level BPE is lossless on UTF-8; text tiktoken had to repair goes through it)."""
+        out = []
+        for piece in self._pieces(messages, tools):
+            if piece.__class__ is int:
+                out.append(self._control_text[piece])
+            else:
+                try:
+                    piece.encode("utf-8")
+                    out.append(piece)
+                except UnicodeEncodeError:
+                    out.append(self._decode(self._encode(piece)))
+        return "".join(out)
+
+    def _pieces(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int | str]:
+        """The request as control token ids (``int``) and non-empty text spans (``str``), in order."""
         self._validate(messages)
         tools_text = self._tools_json(tools) if tools else ""  # mistral-common's own tool checks, memoised
         system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
         runs = self._runs(messages)
         last_user = max(i for i, (role, _) in enumerate(runs) if role == "user")
-        out = [self.bos]
-        text = self._text
+        out: list[int | str] = [self.bos]
         for i, (role, group) in enumerate(runs):
             if role == "user":
                 content = _joined(group)
                 if i == last_user:
                     if tools_text:
-                        out.append(self.tools_begin)
-                        text(out, tools_text)
-                        out.append(self.tools_end)
+                        out += [self.tools_begin, tools_text, self.tools_end]
                     if system:
                         content = system + "\n\n" + content
-                out.append(self.inst)
-                text(out, content)
-                out.append(self.end_inst)
+                out += [self.inst, content, self.end_inst]
             elif role == "assistant":
                 content = _joined(group)
                 calls = [c for m in group for c in m.tool_calls]
                 if calls and content:
                     raise Unsure("text and tool calls in one aggregated assistant turn")
                 if calls:
-                    out.append(self.calls)
-                    text(out, json.dumps([self._call(c) for c in calls], ensure_ascii=False))
+                    out += [self.calls, json.dumps([self._call(c) for c in calls], ensure_ascii=False)]
                 else:
-                    text(out, content.rstrip(" "))
+                    out.append(content.rstrip(" "))
                 out.append(self.eos)
             else:
                 for m in group:
                     result = {"content": _parsed(_normalised(m.content)), "call_id": self._map_id(m.tool_call_id or "")}
-                    out.append(self.result_begin)
-                    text(out, json.dumps(result, ensure_ascii=False))
-                    out.append(self.result_end)
-        return out
-
-    def _text(self, out: list[int], text: str) -> None:
-        if text:
-            out.extend(map(self._offset, self._encode(text)))
+                    out += [self.result_begin, json.dumps(result, ensure_ascii=False), self.result_end]
+        return [p for p in out if p != ""]
 
     def _call(self, call: Any) -> dict[str, Any]:
         arguments = _parsed(_normalised(json.dumps(call.arguments, ensure_ascii=False)))

@@ -59,6 +59,8 @@ class _Costs:
     def __init__(self, counter: TokenCounter, counted: list[ChatMessage], tools: list[ToolDefinition], total: int):
         self.counter, self.counted, self.tools, self.total = counter, counted, tools, total
         self._prefix: dict[int, int | None] = {len(counted): total}
+        # exact counts of prefixes and leave-outs without counting each whole, where the counter has them
+        self._variants = counter.variant_counts(counted, tools, total) if counted else None
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition] | None = None) -> int | None:
         if not messages:
@@ -70,10 +72,19 @@ class _Costs:
 
     def prefix(self, end: int) -> int | None:
         if end not in self._prefix:
-            self._prefix[end] = self.count(self.counted[:end])
+            self._prefix[end] = self._variant(end, len(self.counted))
         return self._prefix[end]
 
     def without(self, start: int, end: int) -> int | None:
+        return self._variant(start, end)
+
+    def _variant(self, start: int, end: int) -> int | None:
+        """The count of ``counted[:start] + counted[end:]``, by the counter's variant counts where they answer."""
+        if self._variants is not None:
+            try:
+                return self._variants.count(start, end)
+            except Exception:  # noqa: BLE001 - a variant they cannot vouch for is counted whole
+                pass
         return self.count(self.counted[:start] + self.counted[end:])
 
     def emptied(self, at: int) -> int | None:

@@ -1,0 +1,108 @@
+"""The count of an imported request without one complete count per message (issue 14's time cliff): the
+``mistral:`` counter's variant counts (a prefix, the request with a slice left out) are the complete counts of
+those variants, and ``count_imported`` gives exactly the figures of counting every variant whole."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, event, given, settings
+from mistral_requests import TOOLS, conversation
+from support import FIXTURES, SHARED, default_counter
+
+from core import TemplateRefused
+from core.contracts import ChatMessage
+from core.formats.count import count_imported
+from core.formats.importing import import_data, import_file
+
+
+def whole(counter, messages, tools):
+    if not messages:
+        return None
+    try:
+        return counter.count(messages, tools)
+    except TemplateRefused:
+        return None
+
+
+@given(conversation(), TOOLS)
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_every_variant_count_is_the_complete_count_of_that_variant(messages, tools):
+    counter = default_counter()
+    total = whole(counter, messages, tools)
+    variants = counter.variant_counts(messages, tools, total) if total is not None else None
+    event("variant counts" if variants is not None else "no variant counts (the request is refused)")
+    if variants is None:
+        return
+    n = len(messages)
+    answered = 0
+    for start in range(n + 1):
+        for end in range(start, n + 1):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            answered += 1
+            assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
+    assert answered or n <= 1
+
+
+def slow(imported, counter):
+    """``count_imported`` as it was: every prefix and leave-out counted whole."""
+    counter.variant_counts = lambda *args: None
+    try:
+        return count_imported(imported, counter)
+    finally:
+        del counter.variant_counts
+
+
+def assert_same_figures(imported):
+    counter = default_counter()
+    try:
+        fast = count_imported(imported, counter)
+    except TemplateRefused as exc:
+        try:
+            slow(imported, counter)
+        except TemplateRefused as again:
+            assert str(again) == str(exc)
+            return False
+        raise AssertionError("the slow method counts what the fast one refused")
+    assert fast.to_json() == slow(imported, counter).to_json()
+    return True
+
+
+@given(conversation(), TOOLS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_imported_requests_get_the_figures_of_counting_every_variant_whole(messages, tools):
+    body = {"model": "mistral-large-latest", "messages": [_openai(m) for m in messages],
+            "tools": [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                        "parameters": t.parameters}} for t in tools]}
+    try:
+        imported = import_data(body).requests
+    except Exception:  # noqa: BLE001 - a body the importer refuses has nothing to count
+        return
+    for request in imported:
+        event("counted" if assert_same_figures(request) else "refused by the template")
+
+
+def _openai(m: ChatMessage) -> dict:
+    out = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": __import__(
+            "json").dumps(c.arguments)}} for c in m.tool_calls]
+    if m.tool_call_id is not None:
+        out["tool_call_id"] = m.tool_call_id
+    return out
+
+
+def test_fixtures_and_real_files_get_the_same_figures():
+    files = sorted((FIXTURES / "formats").glob("*"))
+    for shared in ("realworld", "realworld2"):
+        files += [p for p in sorted((SHARED / shared).glob("*/*")) if p.is_file() and p.parent.name != "chat-templates"
+                  and not p.name.endswith((".md", ".schema.json"))]
+    counted = 0
+    for path in files:
+        try:
+            requests = import_file(path).requests
+        except Exception:  # noqa: BLE001 - files the importers refuse
+            continue
+        for request in requests:
+            counted += assert_same_figures(request)
+    assert counted >= 20
