@@ -42,7 +42,10 @@ class _InOrder:
         self.rendered, self.at = rendered, 0
 
     def __call__(self, text: str) -> bool:
-        spellings = _spellings(text)
+        return self.contains(*_spellings(text))
+
+    def contains(self, *spellings: str) -> bool:
+        """Whether any of ``spellings`` is in the text (``s in rendered``), looked for from the cursor first."""
         for start in (self.at, 0):
             for s in spellings:
                 found = self.rendered.find(s, start)
@@ -52,11 +55,11 @@ class _InOrder:
         return False
 
 
-def _call_present(rendered: str, name: str, arguments: dict) -> bool:
-    if name not in rendered:
+def _call_present(present: "_InOrder", name: str, arguments: dict) -> bool:
+    if not present.contains(name):
         return False
     values = [v for v in arguments.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    return all(_present(rendered, str(v)) for v in values if str(v).strip())
+    return all(present(str(v)) for v in values if str(v).strip())
 
 
 def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], rendered: str
@@ -69,7 +72,7 @@ def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefini
         if m.content and m.content.strip() and not present(m.content):
             lacks.append(f"its text ({len(m.content)} chars)")
         for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
-            if not _call_present(rendered, call.name, call.arguments):
+            if not _call_present(present, call.name, call.arguments):
                 lacks.append(f"tool call {call.id} ({call.name})")
         if lacks:
             missing[i] = " and ".join(lacks)

@@ -60,7 +60,8 @@ class _Costs:
         self.counter, self.counted, self.tools, self.total = counter, counted, tools, total
         self._prefix: dict[int, int | None] = {len(counted): total}
         # exact counts of prefixes and leave-outs without counting each whole, where the counter has them
-        self._variants = counter.variant_counts(counted, tools, total) if counted else None
+        variants = getattr(counter, "variant_counts", None)
+        self._variants = variants(counted, tools, total) if variants is not None and counted else None
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition] | None = None) -> int | None:
         if not messages:
