@@ -12,7 +12,8 @@ count of an imported request (issue 14's time cliff). Ratios of times measured s
 2. ``hf:`` on ../shared/tokenizers/hf/qwen3 against transformers' ``apply_chat_template(tokenize=True)`` of
    the same conversation (the counter calls it too, under its template limits): reported, no target.
 3. ``count_imported`` of an OpenAI body of N messages, and ``context-assembler count`` of the file: seconds per
-   1,000 messages, and the figures checked against counting every variant whole (up to ``--whole-max``).
+   1,000 messages, and the figures checked against ``count_imported(..., reference=True)``, every variant
+   counted whole (up to ``--whole-max`` messages).
 """
 from __future__ import annotations
 
@@ -130,15 +131,6 @@ def openai_body(n: int, seed: int = 3) -> dict:
     return {"model": "mistral-large-latest", "messages": messages}
 
 
-def _whole_counts(imported, counter):
-    """``count_imported`` as it was before the variant counts: every prefix and leave-out counted whole."""
-    counter.variant_counts = lambda *args: None
-    try:
-        return count_imported(imported, counter)
-    finally:
-        del counter.variant_counts
-
-
 def bench_import_count(sizes: list[int], whole_max: int) -> None:
     print("\n== count of an imported OpenAI request (mistral:tekken_240911) ==")
     print(f"{'messages':>9}{'count_imported s':>18}{'s per 1k msgs':>15}{'complete counts':>17}{'CLI count s':>13}"
@@ -164,8 +156,9 @@ def bench_import_count(sizes: list[int], whole_max: int) -> None:
             if n <= whole_max:
                 counter._cache.clear()
                 start = time.perf_counter()
-                slow = _whole_counts(imported, counter)
-                whole = f"{time.perf_counter() - start:.2f} ({(time.perf_counter() - start) / seconds:.0f}x)"
+                slow = count_imported(imported, counter, reference=True)
+                took = time.perf_counter() - start
+                whole = f"{took:.2f} ({took / seconds:.0f}x)"
                 same = "identical" if slow.to_json() == fast.to_json() else "DIFFERENT"
             print(f"{n:>9}{seconds:>18.2f}{seconds / n * 1000:>15.3f}{counts:>17}{cli:>13.2f}{whole:>22}  {same}",
                   flush=True)
