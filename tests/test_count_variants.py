@@ -1,16 +1,47 @@
 """The count of an imported request without one complete count per message (issue 14's time cliff): the
-``mistral:`` counter's variant counts (a prefix, the request with a slice left out) are the complete counts of
-those variants, and ``count_imported`` gives exactly the figures of counting every variant whole."""
+``mistral:`` and ``openai:`` counters' variant counts (a prefix, the request with a slice left out) are the
+complete counts of those variants, and ``count_imported`` gives exactly the figures of counting every variant
+whole (``reference=True``)."""
 from __future__ import annotations
 
+import os
+from functools import lru_cache
+
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from mistral_requests import TOOLS, conversation
 from support import FIXTURES, SHARED, default_counter
 
-from core import TemplateRefused
+from core import TemplateRefused, make_counter
 from core.contracts import ChatMessage
 from core.formats.count import count_imported
 from core.formats.importing import import_data, import_file
+
+SHARED_TIKTOKEN_CACHE = SHARED / "tokenizers" / "tiktoken-cache"
+
+
+@lru_cache(maxsize=None)
+def _openai_counter():
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(SHARED_TIKTOKEN_CACHE.resolve())
+    try:
+        return make_counter("openai:gpt-4o")
+    finally:
+        if before is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = before
+
+
+def counter_named(name: str):
+    if name == "mistral":
+        return default_counter()
+    if not (SHARED_TIKTOKEN_CACHE / "fb374d419588a4632f3f557e76b4b70aebbca790").is_file():
+        pytest.skip(f"the shared tiktoken cache is absent ({SHARED_TIKTOKEN_CACHE}): openai: counters cannot load")
+    return _openai_counter()
+
+
+COUNTERS = pytest.mark.parametrize("name", ["mistral", "openai"])
 
 
 def whole(counter, messages, tools):
@@ -22,10 +53,11 @@ def whole(counter, messages, tools):
         return None
 
 
-@given(conversation(), TOOLS)
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_every_variant_count_is_the_complete_count_of_that_variant(messages, tools):
-    counter = default_counter()
+@COUNTERS
+@given(messages=conversation(), tools=TOOLS)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_every_variant_count_is_the_complete_count_of_that_variant(name, messages, tools):
+    counter = counter_named(name)
     total = whole(counter, messages, tools)
     variants = counter.variant_counts(messages, tools, total) if total is not None else None
     event("variant counts" if variants is not None else "no variant counts (the request is refused)")
@@ -44,8 +76,8 @@ def test_every_variant_count_is_the_complete_count_of_that_variant(messages, too
     assert answered or n <= 1
 
 
-def assert_same_figures(imported):
-    counter = default_counter()
+def assert_same_figures(imported, counter=None):
+    counter = counter or default_counter()
     try:
         fast = count_imported(imported, counter)
     except TemplateRefused as exc:
@@ -59,9 +91,11 @@ def assert_same_figures(imported):
     return True
 
 
-@given(conversation(), TOOLS)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_imported_requests_get_the_figures_of_counting_every_variant_whole(messages, tools):
+@COUNTERS
+@given(messages=conversation(), tools=TOOLS)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_imported_requests_get_the_figures_of_counting_every_variant_whole(name, messages, tools):
+    counter = counter_named(name)
     body = {"model": "mistral-large-latest", "messages": [_openai(m) for m in messages],
             "tools": [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                         "parameters": t.parameters}} for t in tools]}
@@ -70,7 +104,7 @@ def test_imported_requests_get_the_figures_of_counting_every_variant_whole(messa
     except Exception:  # noqa: BLE001 - a body the importer refuses has nothing to count
         return
     for request in imported:
-        event("counted" if assert_same_figures(request) else "refused by the template")
+        event("counted" if assert_same_figures(request, counter) else "refused by the template")
 
 
 def _openai(m: ChatMessage) -> dict:
@@ -83,7 +117,9 @@ def _openai(m: ChatMessage) -> dict:
     return out
 
 
-def test_fixtures_and_real_files_get_the_same_figures():
+@COUNTERS
+def test_fixtures_and_real_files_get_the_same_figures(name):
+    counter = counter_named(name)
     files = sorted((FIXTURES / "formats").glob("*"))
     for shared in ("realworld", "realworld2"):
         files += [p for p in sorted((SHARED / shared).glob("*/*")) if p.is_file() and p.parent.name != "chat-templates"
@@ -95,5 +131,5 @@ def test_fixtures_and_real_files_get_the_same_figures():
         except Exception:  # noqa: BLE001 - files the importers refuse
             continue
         for request in requests:
-            counted += assert_same_figures(request)
+            counted += assert_same_figures(request, counter)
     assert counted >= 20
