@@ -130,6 +130,6 @@ def test_fixtures_and_real_files_get_the_same_figures(name):
             requests = import_file(path).requests
         except Exception:  # noqa: BLE001 - files the importers refuse
             continue
-        for request in requests:
+        for request in requests[::max(1, len(requests) // 12)]:  # a session file's 170 requests: every 14th
             counted += assert_same_figures(request, counter)
     assert counted >= 20

@@ -11,7 +11,8 @@ count of an imported request (issue 14's time cliff). Ratios of times measured s
    mistral-common's request); the token ids are checked identical for every case.
 2. ``hf:`` on ../shared/tokenizers/hf/qwen3 against transformers' ``apply_chat_template(tokenize=True)`` of
    the same conversation (the counter calls it too, under its template limits): reported, no target.
-3. ``count_imported`` of an OpenAI body of N messages, and ``context-assembler count`` of the file: seconds per
+3. ``count_imported`` of an OpenAI body of N messages (``mistral:``, and ``openai:gpt-4o`` with the shared tiktoken
+   cache), and ``context-assembler count`` of the file: seconds per
    1,000 messages, and the figures checked against ``count_imported(..., reference=True)``, every variant
    counted whole (up to ``--whole-max`` messages).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -36,6 +38,7 @@ from .workload import large_request, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN3 = ROOT.parent / "shared" / "tokenizers" / "hf" / "qwen3"
+TIKTOKEN_CACHE = ROOT.parent / "shared" / "tokenizers" / "tiktoken-cache"
 TOOL = ToolDefinition(name="search", description="Search the runbooks.", parameters={
     "type": "object", "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["q"]})
 
@@ -121,24 +124,41 @@ def bench_hf(sizes: list[int]) -> None:
                   f"{stock / mine:>9.2f}x  {'identical' if same else 'DIFFERENT'}", flush=True)
 
 
-def openai_body(n: int, seed: int = 3) -> dict:
+def openai_body(n: int, model: str, seed: int = 3) -> dict:
     rng = random.Random(seed)
     messages = [{"role": "system", "content": text_of(rng, 40)}]
     while len(messages) < n - 1:
         messages.append({"role": "user", "content": text_of(rng, rng.randint(5, 60))})
         messages.append({"role": "assistant", "content": text_of(rng, rng.randint(5, 80))})
     messages = messages[:n - 1] + [{"role": "user", "content": "And now?"}]
-    return {"model": "mistral-large-latest", "messages": messages}
+    return {"model": model, "messages": messages}
 
 
 def bench_import_count(sizes: list[int], whole_max: int) -> None:
-    print("\n== count of an imported OpenAI request (mistral:tekken_240911) ==")
-    print(f"{'messages':>9}{'count_imported s':>18}{'s per 1k msgs':>15}{'complete counts':>17}{'CLI count s':>13}"
-          f"{'whole-count method s':>22}  figures")
-    counter = make_counter("mistral:tekken_240911")
+    """For ``mistral:`` (a body of model mistral-large-latest) and, with the shared tiktoken cache, ``openai:``
+    (gpt-4o): the CLI's ``count`` runs with its default counter, auto, which picks the same one."""
+    runs = [("mistral:tekken_240911", "mistral-large-latest", {})]
+    if (TIKTOKEN_CACHE / "fb374d419588a4632f3f557e76b4b70aebbca790").is_file():
+        runs.append(("openai:gpt-4o", "gpt-4o", {"TIKTOKEN_CACHE_DIR": str(TIKTOKEN_CACHE.resolve())}))
+    else:
+        print(f"(openai:gpt-4o skipped: the shared tiktoken cache {TIKTOKEN_CACHE} is absent)")
+    for spec, model, env in runs:
+        print(f"\n== count of an imported OpenAI request ({spec}) ==")
+        print(f"{'messages':>9}{'count_imported s':>18}{'s per 1k msgs':>15}{'complete counts':>17}"
+              f"{'CLI count s':>13}{'whole-count method s':>22}  figures")
+        os.environ.update(env)
+        try:
+            _import_rows(spec, model, sizes, whole_max)
+        finally:
+            for key in env:
+                os.environ.pop(key, None)
+
+
+def _import_rows(spec: str, model: str, sizes: list[int], whole_max: int) -> None:
+    counter = make_counter(spec)
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
-            body = openai_body(n)
+            body = openai_body(n, model)
             imported = import_data(body).requests[0]
             counter._cache.clear()
             counter.full_counts = 0
