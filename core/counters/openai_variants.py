@@ -32,6 +32,10 @@ class OpenAIVariants:
                 self.defined_by[j], self.names[j] = i, name
                 self.last_use[i] = j
             named_by.update((c.id, (j, c.name)) for c in x.tool_calls)
+        self._spans = [self.last_use]  # sparse table: _spans[k][i] is the max of last_use[i:i + 2**k]
+        while 1 << len(self._spans) <= n:
+            below, half = self._spans[-1], 1 << (len(self._spans) - 1)
+            self._spans.append([max(below[i], below[i + half]) for i in range(len(below) - half)])
         self.plain = [counter.pieces_count(counter.message_pieces(x, self.names[j], None)) for j, x in enumerate(self.m)]
         self.ps = list(accumulate(self.plain, initial=0))
         self.next_system = [n] * (n + 1)
@@ -45,7 +49,7 @@ class OpenAIVariants:
         n = self.n
         if not start + n - end:
             return None  # no request without messages
-        if any(self.last_use[i] >= end for i in range(start, end)):
+        if end < n and start < end and self._last_use_in(start, end) >= end:
             raise Unsure("a kept tool result loses the call that names it")
         total = self.ps[start] + self.ps[n] - self.ps[end] + self.priming
         if self.namespace is not None:
@@ -55,6 +59,11 @@ class OpenAIVariants:
             else:
                 total += self.tools_system
         return total
+
+    def _last_use_in(self, start: int, end: int) -> int:
+        k = (end - start).bit_length() - 1
+        row = self._spans[k]
+        return max(row[start], row[end - (1 << k)])
 
     def _system_with_tools(self, i: int) -> int:
         if i not in self._with_tools:
