@@ -33,23 +33,46 @@ def _present(rendered: str, text: str) -> bool:
     return any(s in rendered for s in _spellings(text))
 
 
-def _call_present(rendered: str, name: str, arguments: dict) -> bool:
-    if name not in rendered:
+class _InOrder:
+    """``_present`` for texts that mostly appear in the order they are asked about (a conversation's messages):
+    each is looked for from where the one before it was found, then (not there) from the start, so the answer is
+    ``_present``'s and a long conversation is not searched from its start for every message."""
+
+    def __init__(self, rendered: str) -> None:
+        self.rendered, self.at = rendered, 0
+
+    def __call__(self, text: str) -> bool:
+        return self.contains(*_spellings(text))
+
+    def contains(self, *spellings: str) -> bool:
+        """Whether any of ``spellings`` is in the text (``s in rendered``), looked for from the cursor first."""
+        for start in (self.at, 0):
+            for s in spellings:
+                found = self.rendered.find(s, start)
+                if found >= 0:
+                    self.at = found
+                    return True
+        return False
+
+
+def _call_present(present: "_InOrder", name: str, arguments: dict) -> bool:
+    if not present.contains(name):
         return False
     values = [v for v in arguments.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    return all(_present(rendered, str(v)) for v in values if str(v).strip())
+    return all(present(str(v)) for v in values if str(v).strip())
 
 
 def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], rendered: str
                      ) -> dict[int, str]:
     """Message index -> what of it the rendered text lacks."""
     missing: dict[int, str] = {}
+    present = _InOrder(rendered)
     for i, m in enumerate(messages):
         lacks = []
-        if m.content and m.content.strip() and not _present(rendered, m.content):
+        if m.content and m.content.strip() and not present(m.content):
             lacks.append(f"its text ({len(m.content)} chars)")
         for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
-            if not _call_present(rendered, call.name, call.arguments):
+            if not _call_present(present, call.name, call.arguments):
                 lacks.append(f"tool call {call.id} ({call.name})")
         if lacks:
             missing[i] = " and ".join(lacks)

@@ -130,6 +130,13 @@ class TokenCounter(ABC):
             self._text_cache[text] = hit
         return hit
 
+    def variant_counts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], total: int):
+        """An object whose ``count(start, end)`` gives the exact complete count of ``messages[:start] +
+        messages[end:]`` (``None`` when the template refuses it) faster than counting it whole, raising an
+        exception where it cannot say; ``None`` when this counter has none (every variant is counted whole).
+        ``total`` is the complete count of ``messages`` and ``tools``."""
+        return None
+
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
         key = json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]],
                          sort_keys=True, ensure_ascii=False)

@@ -159,7 +159,44 @@ class MistralCounter(TokenCounter):
                 self._fast = (validator, normaliser, instruct)
         return self._fast
 
+    def _renderer(self):
+        """The one-pass count of ``core.counters.mistral_render`` where this tokenizer's template is the one it
+        mirrors, else ``None``."""
+        if not hasattr(self, "_fast_render"):
+            from .mistral_render import fast_renderer
+
+            self._tools_text: dict[str, str] = {}
+            self._fast_render = fast_renderer(self._tokenizer, mistral_tool_call_id, self._tools_json)
+        return self._fast_render
+
+    def _tools_json(self, tools: Sequence[ToolDefinition]) -> str:
+        """The tool list as mistral-common writes it into the last user turn, after its own schema checks."""
+        key = json.dumps([t.model_dump() for t in tools], sort_keys=True, ensure_ascii=False)
+        text = self._tools_text.get(key)
+        if text is None:
+            validator = self._counting_path()[0]
+            request = self._request([], tools)
+            validator._validate_tools(request.tools or [])
+            text = json.dumps([t.model_dump(exclude={"function": {"strict": True}}) for t in request.tools],
+                              ensure_ascii=False)
+            self._tools_text[key] = text
+        return text
+
     def token_ids(self, messages, tools) -> list[int]:
+        renderer = self._renderer()
+        if renderer is not None:
+            try:
+                return renderer.token_ids(messages, tools)
+            except Exception:  # not sure of it (or mistral-common refuses it): mistral-common's own path says
+                pass
+        return self._stock_ids(messages, tools)
+
+    def variant_counts(self, messages, tools, total):
+        from .mistral_variants import variants
+
+        return variants(self._renderer(), messages, tools, self.text_count, total)
+
+    def _stock_ids(self, messages, tools) -> list[int]:
         fast = self._counting_path()
         if fast is None:
             return list(self._encode(messages, tools).tokens)
@@ -172,6 +209,13 @@ class MistralCounter(TokenCounter):
 
     def render_text(self, messages, tools) -> str:
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+        renderer = self._renderer()
+        if renderer is not None:
+            try:
+                return renderer.render_text(messages, tools)
+            except Exception:  # noqa: BLE001 - not sure of it: mistral-common's own encode and decode
+                pass
 
         tokens = self._encode(messages, tools).tokens
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)

@@ -90,31 +90,54 @@ class OpenAICounter(TokenCounter):
         names: dict[str, str] = {}
         namespace = render_namespace(tools) if tools else None
         if namespace is not None and not any(m.role in SYSTEM_ROLES for m in messages):
-            out += [(START, True), ("system", False), (SEP, True), (TOOLS_HEADER, True), (namespace, False),
-                    (END, True)]
+            out += self.tools_system_pieces(namespace)
             namespace = None
         for m in messages:
-            out += [(START, True), (m.role, False)]
-            name = None
-            if m.role == "tool" and m.tool_call_id:
-                name = names.get(m.tool_call_id)
-            if name:
-                out += [(NAME, True), (name, False)]
-            out.append((SEP, True))
-            content = m.content or ""
-            if namespace is not None and m.role in SYSTEM_ROLES:
-                out += [(content + "\n", False), (TOOLS_HEADER, True), (namespace, False)]
+            name = names.get(m.tool_call_id) if m.role == "tool" and m.tool_call_id else None
+            here = namespace if m.role in SYSTEM_ROLES else None
+            out += self.message_pieces(m, name, here)
+            if here is not None:
                 namespace = None
-            elif content:
-                out.append((content, False))
-            for call in m.tool_calls:
-                names[call.id] = call.name
-                arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(
-                    call.arguments, ensure_ascii=False)
-                out += [(CALL, True), (call.name, False), (ARGS, True), (arguments, False), (CALL_END, True)]
-            out.append((END, True))
-        out += [(START, True), ("assistant", False)] + ([] if self._short_priming else [(SEP, True)])
+            names.update((call.id, call.name) for call in m.tool_calls)
+        return out + self.priming_pieces()
+
+    @staticmethod
+    def tools_system_pieces(namespace: str) -> list[tuple[str, bool]]:
+        """The system message of its own the tool definitions get when the request has none."""
+        return [(START, True), ("system", False), (SEP, True), (TOOLS_HEADER, True), (namespace, False), (END, True)]
+
+    def priming_pieces(self) -> list[tuple[str, bool]]:
+        return [(START, True), ("assistant", False)] + ([] if self._short_priming else [(SEP, True)])
+
+    @staticmethod
+    def message_pieces(m: ChatMessage, name: str | None, namespace: str | None) -> list[tuple[str, bool]]:
+        """One message's pieces: ``name`` for a tool result (its call's function), ``namespace`` for the first
+        system message of a request with tools."""
+        out = [(START, True), (m.role, False)]
+        if name:
+            out += [(NAME, True), (name, False)]
+        out.append((SEP, True))
+        content = m.content or ""
+        if namespace is not None:
+            out += [(content + "\n", False), (TOOLS_HEADER, True), (namespace, False)]
+        elif content:
+            out.append((content, False))
+        for call in m.tool_calls:
+            arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(
+                call.arguments, ensure_ascii=False)
+            out += [(CALL, True), (call.name, False), (ARGS, True), (arguments, False), (CALL_END, True)]
+        out.append((END, True))
         return out
+
+    def pieces_count(self, pieces: list[tuple[str, bool]]) -> int:
+        """Tokens of pieces, as ``token_ids`` emits them (texts through the per-text cache)."""
+        return sum((TOOLS_HEADER_TOKENS if text == TOOLS_HEADER else 1) if marker else
+                   (self.text_count(text) if text else 0) for text, marker in pieces)
+
+    def variant_counts(self, messages, tools, total):
+        from .openai_variants import variants
+
+        return variants(self, messages, tools, total)
 
     def token_ids(self, messages, tools) -> list[int]:
         ids: list[int] = []

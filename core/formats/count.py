@@ -56,9 +56,14 @@ class CountRefused(TemplateRefused):
 class _Costs:
     """Counts of variants of the counted request; a variant the template refuses is ``None``."""
 
-    def __init__(self, counter: TokenCounter, counted: list[ChatMessage], tools: list[ToolDefinition], total: int):
+    def __init__(self, counter: TokenCounter, counted: list[ChatMessage], tools: list[ToolDefinition], total: int,
+                 reference: bool = False):
         self.counter, self.counted, self.tools, self.total = counter, counted, tools, total
         self._prefix: dict[int, int | None] = {len(counted): total}
+        # exact counts of prefixes and leave-outs without counting each whole, where the counter has them
+        variants = getattr(counter, "variant_counts", None)
+        self._variants = variants(counted, tools, total) if variants is not None and counted and not reference \
+            else None
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition] | None = None) -> int | None:
         if not messages:
@@ -70,10 +75,19 @@ class _Costs:
 
     def prefix(self, end: int) -> int | None:
         if end not in self._prefix:
-            self._prefix[end] = self.count(self.counted[:end])
+            self._prefix[end] = self._variant(end, len(self.counted))
         return self._prefix[end]
 
     def without(self, start: int, end: int) -> int | None:
+        return self._variant(start, end)
+
+    def _variant(self, start: int, end: int) -> int | None:
+        """The count of ``counted[:start] + counted[end:]``, by the counter's variant counts where they answer."""
+        if self._variants is not None:
+            try:
+                return self._variants.count(start, end)
+            except Exception:  # noqa: BLE001 - a variant they cannot vouch for is counted whole
+                pass
         return self.count(self.counted[:start] + self.counted[end:])
 
     def emptied(self, at: int) -> int | None:
@@ -100,7 +114,7 @@ def _count_complete(imported: ImportedRequest, counter: TokenCounter) -> tuple[i
 
 
 def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_limit: int | None = None,
-                   max_new_tokens: int | None = None) -> AssemblyResult:
+                   max_new_tokens: int | None = None, reference: bool = False) -> AssemblyResult:
     """The imported request as an ``AssemblyResult`` (``strategy="imported"``): messages and tools as
     recorded, the counter's complete count, one trace entry per message (per tool exchange where the
     template refuses to cut it) and per tool, and the recorded provider figures beside ours
@@ -108,12 +122,15 @@ def count_imported(imported: ImportedRequest, counter: TokenCounter, *, context_
 
     Budget: ``max_new_tokens`` defaults to what the request asked for (its ``max_tokens``), else 0;
     without a ``context_limit`` the request's own size is used, rounded up to a multiple of 1024, and
-    ``context_limit_source`` says so. Raises ``CountRefused`` when the template cannot count it."""
+    ``context_limit_source`` says so. Raises ``CountRefused`` when the template cannot count it.
+
+    ``reference``: every prefix and leave-out counted whole, as before the counter's variant counts (the
+    same figures, one or two complete counts per message; what tests and ``bench_count`` check against)."""
     messages = list(imported.messages)
     tools = list(imported.tools)
     total, counted, units, adaptations = _count_complete(imported, counter)
     sections = imported.sections if len(imported.sections) == len(messages) else infer_sections(messages)
-    costs = _Costs(counter, counted, tools, total)
+    costs = _Costs(counter, counted, tools, total, reference)
     entries: list[TraceEntry] = []
     absorbing: TraceEntry | None = None  # a group that cannot be told apart from the template overhead
     live = [u for u in units if u.end > u.start]

@@ -1,0 +1,199 @@
+"""Exact complete counts of the variants ``count_imported`` asks for (a prefix of the request, the request with
+a slice left out), each in time proportional to the messages at its seam, not to the request.
+
+The one-pass tekken count (``core.counters.mistral_render``) is a sum of independent blocks: BOS, one block
+per run of same-role messages (a user turn, an assistant turn, each tool result), the tool list and the
+system prompt written into the last user turn. A variant keeps every block of the request but the runs
+at its seam (the run cut by a prefix, or the two runs a left-out slice joins), so its count is prefix sums
+of block lengths plus the seam's blocks, each tokenised once and cached. Whether mistral-common accepts
+the variant is its validator's rules, which are local too (the role after a role, calls answered before
+the next assistant turn, the last message).
+
+``count(start, end)`` answers for ``messages[:start] + messages[end:]``: the count, ``None`` when
+mistral-common certainly refuses it, or raises ``Unsure`` when this cannot say (a check the one pass is
+stricter about than mistral-common, a variant opening with another message than the request's first, many
+system messages): the caller counts that variant in full.
+"""
+from __future__ import annotations
+
+import json
+from itertools import accumulate
+from typing import Callable, Sequence
+
+from ..contracts import ChatMessage, ToolDefinition
+from .mistral_render import _CALL_ID, _FOLLOWS, _NAME, Unsure, V3Tekken, _joined, _normalised, _parsed
+
+MAX_SYSTEM_MESSAGES = 16  # beyond it every variant may have a system prompt of its own: counted in full
+
+
+class TekkenVariants:
+    def __init__(self, renderer: V3Tekken, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition],
+                 text_count: Callable[[str], int]) -> None:
+        m = self.m = list(messages)
+        n = self.n = len(m)
+        self.r, self.tc = renderer, text_count
+        self.tools_block = 2 + text_count(renderer._tools_json(tools)) if tools else 0
+        self.systems = [x.content for x in m if x.role == "system" and x.content]
+        if len(self.systems) > MAX_SYSTEM_MESSAGES:
+            raise Unsure("many system prompts")
+        self.sys_before = list(accumulate((x.role == "system" and bool(x.content) for x in m), initial=0))
+        unsure, bad, pair, assistant_bad, exp_after, tools_before = [], [], [False], [], [], [0]
+        expected = 0
+        for i, x in enumerate(m):
+            unsure.append(self._unsure(x))
+            bad.append(x.role == "assistant" and bool(x.content) == bool(x.tool_calls))
+            if i:
+                pair.append(x.role not in _FOLLOWS[m[i - 1].role])
+            flagged = False
+            if i and x.role == "tool":
+                expected -= 1
+            elif i and x.role == "assistant":
+                flagged = expected != 0
+                expected = len(x.tool_calls) if x.tool_calls else expected
+            assistant_bad.append(flagged)
+            exp_after.append(expected)
+            tools_before.append(tools_before[-1] + (x.role == "tool"))
+        self.unsure_ps = list(accumulate(unsure, initial=0))
+        self.bad_ps = list(accumulate(bad, initial=0))
+        self.pair_ps = list(accumulate(pair, initial=0))
+        self.abad_ps = list(accumulate(assistant_bad, initial=0))
+        self.exp_after, self.tools_before = exp_after, tools_before
+        self.next_assistant = [n] * (n + 1)
+        self.next_nonsys = [n] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            self.next_assistant[i] = i if m[i].role == "assistant" else self.next_assistant[i + 1]
+            self.next_nonsys[i] = i if m[i].role != "system" else self.next_nonsys[i + 1]
+        # runs of one role (system ones too: a system message ends a run)
+        self.run_of, starts = [], []
+        for i, x in enumerate(m):
+            if not i or x.role != m[i - 1].role:
+                starts.append(i)
+            self.run_of.append(len(starts) - 1)
+        self.start = starts
+        self.end = starts[1:] + [n]
+        lengths = [self._length(m[a:b]) for a, b in zip(self.start, self.end)]
+        if None in lengths:
+            raise Unsure("a run mistral-common refuses: the request itself would be refused")
+        self.length_ps = list(accumulate(lengths, initial=0))
+        self.last_user = []  # the last user run at or before each run
+        for r, a in enumerate(self.start):
+            self.last_user.append(r if m[a].role == "user" else (self.last_user[-1] if r else -1))
+        self._sys_text: dict[tuple[int, int], str] = {}
+
+    def _unsure(self, x: ChatMessage) -> bool:
+        if x.role == "assistant":
+            return any(not _NAME.fullmatch(c.name) or not _CALL_ID.fullmatch(self.r._map_id(c.id))
+                       for c in x.tool_calls)
+        if x.role == "tool":
+            return not _CALL_ID.fullmatch(self.r._map_id(x.tool_call_id or ""))
+        return bool(x.tool_calls)
+
+    def _length(self, group: Sequence[ChatMessage]) -> int | None:
+        """Tokens of one run's blocks, not as the last user turn; ``None``: mistral-common refuses the run."""
+        if not group:
+            return 0
+        role = group[0].role
+        if role == "system":
+            return 0
+        if role == "user":
+            return 2 + self.tc(_joined(group))
+        if role == "tool":
+            return sum(2 + self.tc(json.dumps({"content": _parsed(_normalised(x.content)),
+                                               "call_id": self.r._map_id(x.tool_call_id or "")},
+                                              ensure_ascii=False)) for x in group)
+        content = _joined(group)
+        calls = [c for x in group for c in x.tool_calls]
+        if calls and content:
+            return None  # mistral-common raises on text and tool calls in one aggregated turn
+        if calls:
+            return 2 + self.tc(json.dumps([self.r._call(c) for c in calls], ensure_ascii=False))
+        return 1 + self.tc(content.rstrip(" "))
+
+    def count(self, start: int, end: int) -> int | None:
+        """The complete count of ``messages[:start] + messages[end:]`` (see the module's words)."""
+        m, n = self.m, self.n
+        kept = start + n - end
+        if not kept:
+            return None
+        if start == 0 or (self.unsure_ps[start] or self.unsure_ps[n] - self.unsure_ps[end]):
+            raise Unsure("a variant this cannot vouch for")
+        if not self._accepted(start, end, kept):
+            return None
+        ra, rb = self.run_of[start - 1], (self.run_of[end] if end < n else None)
+        head = m[self.start[ra]:start]
+        tail = m[end:self.end[rb]] if rb is not None else []
+        merged = bool(tail) and tail[0].role == head[0].role and head[0].role != "system"
+        seam = [head + tail] if merged else [head, tail]
+        parts = [self._length(g) for g in seam]
+        if None in parts:
+            return None
+        ps = self.length_ps
+        total = 1 + self.tools_block + ps[ra] + sum(parts) + (ps[-1] - ps[rb + 1] if rb is not None else 0)
+        first = self.next_nonsys[0] if self.next_nonsys[0] < start else self.next_nonsys[end]
+        opens_with_user = first < n and m[first].role == "user"
+        if not opens_with_user:
+            total += 2  # the empty user turn the normaliser opens the conversation with
+        system = self._system(start, end)
+        if system:
+            content = self._last_user_content(ra, rb, seam, opens_with_user)
+            total += self.tc(system + "\n\n" + content) - self.tc(content)
+        return total
+
+    def _accepted(self, start: int, end: int, kept: int) -> bool:
+        """mistral-common's validator (test mode) on the variant, from the precomputed flags."""
+        m, n = self.m, self.n
+        last = m[n - 1] if end < n else m[start - 1]
+        if kept == 1 and last.role not in ("user", "system"):
+            return False
+        if kept > 1 and last.role == "assistant":
+            return False
+        if self.bad_ps[start] or self.bad_ps[n] - self.bad_ps[end]:
+            return False
+        if self.pair_ps[start] or (end < n and self.pair_ps[n] - self.pair_ps[end + 1]):
+            return False
+        if end < n and m[end].role not in _FOLLOWS[m[start - 1].role]:
+            return False
+        if self.abad_ps[start]:
+            return False
+        first = self.next_assistant[end]
+        if first < n:
+            if self.exp_after[start - 1] - (self.tools_before[first] - self.tools_before[end]):
+                return False
+            if self.abad_ps[n] - self.abad_ps[first + 1]:
+                return False
+        return True
+
+    def _system(self, start: int, end: int) -> str:
+        key = (self.sys_before[start], self.sys_before[end])
+        text = self._sys_text.get(key)
+        if text is None:
+            text = self._sys_text[key] = "\n\n".join(self.systems[:key[0]] + self.systems[key[1]:])
+        return text
+
+    def _last_user_content(self, ra: int, rb: int | None, seam: list[list[ChatMessage]], opens_with_user: bool) -> str:
+        m = self.m
+        if rb is not None and self.last_user[-1] > rb:
+            r = self.last_user[-1]
+            return _joined(m[self.start[r]:self.end[r]])
+        for group in reversed(seam):
+            if group and group[0].role == "user":
+                return _joined(group)
+        r = self.last_user[ra - 1] if ra else -1
+        if r >= 0:
+            return _joined(m[self.start[r]:self.end[r]])
+        return ""  # the empty user turn is the last one
+
+
+def variants(renderer: V3Tekken | None, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition],
+             text_count: Callable[[str], int], total: int) -> TekkenVariants | None:
+    """Variant counts for a request whose complete count is ``total``, or ``None`` where they do not apply.
+    Checked before use: the whole request, counted as a variant, must give ``total``."""
+    if renderer is None:
+        return None
+    try:
+        made = TekkenVariants(renderer, messages, tools, text_count)
+        if made.count(made.n, made.n) != total:
+            return None
+    except Exception:  # noqa: BLE001 - anything unexpected: every variant is counted in full
+        return None
+    return made

@@ -1,0 +1,135 @@
+"""The count of an imported request without one complete count per message (issue 14's time cliff): the
+``mistral:`` and ``openai:`` counters' variant counts (a prefix, the request with a slice left out) are the
+complete counts of those variants, and ``count_imported`` gives exactly the figures of counting every variant
+whole (``reference=True``)."""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from mistral_requests import TOOLS, conversation
+from support import FIXTURES, SHARED, default_counter
+
+from core import TemplateRefused, make_counter
+from core.contracts import ChatMessage
+from core.formats.count import count_imported
+from core.formats.importing import import_data, import_file
+
+SHARED_TIKTOKEN_CACHE = SHARED / "tokenizers" / "tiktoken-cache"
+
+
+@lru_cache(maxsize=None)
+def _openai_counter():
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(SHARED_TIKTOKEN_CACHE.resolve())
+    try:
+        return make_counter("openai:gpt-4o")
+    finally:
+        if before is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = before
+
+
+def counter_named(name: str):
+    if name == "mistral":
+        return default_counter()
+    if not (SHARED_TIKTOKEN_CACHE / "fb374d419588a4632f3f557e76b4b70aebbca790").is_file():
+        pytest.skip(f"the shared tiktoken cache is absent ({SHARED_TIKTOKEN_CACHE}): openai: counters cannot load")
+    return _openai_counter()
+
+
+COUNTERS = pytest.mark.parametrize("name", ["mistral", "openai"])
+
+
+def whole(counter, messages, tools):
+    if not messages:
+        return None
+    try:
+        return counter.count(messages, tools)
+    except TemplateRefused:
+        return None
+
+
+@COUNTERS
+@given(messages=conversation(), tools=TOOLS)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_every_variant_count_is_the_complete_count_of_that_variant(name, messages, tools):
+    counter = counter_named(name)
+    total = whole(counter, messages, tools)
+    variants = counter.variant_counts(messages, tools, total) if total is not None else None
+    event("variant counts" if variants is not None else "no variant counts (the request is refused)")
+    if variants is None:
+        return
+    n = len(messages)
+    answered = 0
+    for start in range(n + 1):
+        for end in range(start, n + 1):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            answered += 1
+            assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
+    assert answered or n <= 1
+
+
+def assert_same_figures(imported, counter=None):
+    counter = counter or default_counter()
+    try:
+        fast = count_imported(imported, counter)
+    except TemplateRefused as exc:
+        try:
+            count_imported(imported, counter, reference=True)
+        except TemplateRefused as again:
+            assert str(again) == str(exc)
+            return False
+        raise AssertionError("the slow method counts what the fast one refused")
+    assert fast.to_json() == count_imported(imported, counter, reference=True).to_json()
+    return True
+
+
+@COUNTERS
+@given(messages=conversation(), tools=TOOLS)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_imported_requests_get_the_figures_of_counting_every_variant_whole(name, messages, tools):
+    counter = counter_named(name)
+    body = {"model": "mistral-large-latest", "messages": [_openai(m) for m in messages],
+            "tools": [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                        "parameters": t.parameters}} for t in tools]}
+    try:
+        imported = import_data(body).requests
+    except Exception:  # noqa: BLE001 - a body the importer refuses has nothing to count
+        return
+    for request in imported:
+        event("counted" if assert_same_figures(request, counter) else "refused by the template")
+
+
+def _openai(m: ChatMessage) -> dict:
+    out = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": __import__(
+            "json").dumps(c.arguments)}} for c in m.tool_calls]
+    if m.tool_call_id is not None:
+        out["tool_call_id"] = m.tool_call_id
+    return out
+
+
+@COUNTERS
+def test_fixtures_and_real_files_get_the_same_figures(name):
+    counter = counter_named(name)
+    files = sorted((FIXTURES / "formats").glob("*"))
+    for shared in ("realworld", "realworld2"):
+        files += [p for p in sorted((SHARED / shared).glob("*/*")) if p.is_file() and p.parent.name != "chat-templates"
+                  and not p.name.endswith((".md", ".schema.json"))]
+    counted = 0
+    for path in files:
+        try:
+            requests = import_file(path).requests
+        except Exception:  # noqa: BLE001 - files the importers refuse
+            continue
+        for request in requests[::max(1, len(requests) // 12)]:  # a session file's 170 requests: every 14th
+            counted += assert_same_figures(request, counter)
+    assert counted >= 20

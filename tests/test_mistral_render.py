@@ -1,0 +1,181 @@
+"""The one-pass ``mistral:`` count (core.counters.mistral_render) gives exactly mistral-common's own
+``encode_chat_completion`` token ids, request by request, and refuses exactly what it refuses, in its words."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from mistral_requests import TOOLS, conversation, message
+from support import FIXTURES, SHARED, default_counter
+
+from core import TemplateRefused, make_counter
+from core.contracts import ChatMessage, ToolCall, ToolDefinition
+from core.formats.importing import import_file
+
+
+def stock(counter, messages, tools):
+    """mistral-common's stock encoding, its own refusal as the counter words it."""
+    try:
+        return list(counter._tokenizer.encode_chat_completion(counter._request(messages, tools)).tokens)
+    except Exception as exc:  # noqa: BLE001 - whatever mistral-common raises is a refusal
+        return f"{type(exc).__name__}: {exc}"
+
+
+def ours(counter, messages, tools):
+    try:
+        return counter.token_ids(messages, tools)
+    except TemplateRefused as exc:
+        return exc.template_message
+
+
+def one_pass(counter, messages, tools):
+    """The one-pass renderer's own answer, or ``None`` where it leaves the request to mistral-common."""
+    from core.counters.mistral_render import Unsure
+
+    try:
+        return counter._renderer().token_ids(messages, tools)
+    except (Unsure, Exception):  # noqa: BLE001 - anything it is not sure of goes to mistral-common
+        return None
+
+
+def assert_same(counter, messages, tools=()):
+    """The counter's ids (or refusal) are mistral-common's; where the one pass answered itself, mistral-common
+    accepts the request with the same ids. Returns whether the one pass answered."""
+    messages, tools = list(messages), list(tools)
+    expected = stock(counter, messages, tools)
+    assert ours(counter, messages, tools) == expected
+    answered = one_pass(counter, messages, tools)
+    if answered is not None:
+        assert answered == expected
+    return answered is not None
+
+
+@pytest.fixture(scope="module", params=["tekken_240911", "tekken_240718"])
+def counter(request):
+    made = make_counter(f"mistral:{request.param}")
+    assert made._renderer() is not None, "the bundled tekken files take the one-pass path"
+    return made
+
+
+@given(conversation(), TOOLS)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_hypothesis_requests_give_mistral_commons_ids_or_its_refusal(messages, tools):
+    answered = assert_same(default_counter(), messages, tools)
+    event("answered by the one pass" if answered else "left to mistral-common")
+
+
+@given(st.lists(message(), max_size=6), TOOLS)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_messages_of_any_shape_and_order(messages, tools):
+    answered = assert_same(default_counter(), messages, tools)
+    event("answered by the one pass" if answered else "left to mistral-common")
+
+
+def test_both_bundled_tekken_files_on_a_tool_exchange(counter):
+    calls = [ToolCall(id="abcdefghi", name="search", arguments={"q": "ü"}),
+             ToolCall(id="call-2", name="search", arguments={})]
+    messages = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Hi  "),
+                ChatMessage(role="assistant", content="Hello. "), ChatMessage(role="user", content="Look it up"),
+                ChatMessage(role="system", content="Late system text."), ChatMessage(role="assistant", tool_calls=calls),
+                ChatMessage(role="tool", tool_call_id="abcdefghi", content="{\"hits\": 3}"),
+                ChatMessage(role="tool", tool_call_id="call-2", content="plain words"),
+                ChatMessage(role="user", content="So?"), ChatMessage(role="user", content="And?")]
+    tools = [ToolDefinition(name="search", description="Search.", parameters={"type": "object", "properties": {
+        "q": {"type": "string"}}})]
+    assert assert_same(counter, messages, tools)
+
+
+@pytest.mark.parametrize("messages", [
+    [],
+    [ChatMessage(role="assistant", content="alone")],
+    [ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content="ends here")],
+    [ChatMessage(role="user", content="a"), ChatMessage(role="tool", tool_call_id="abcdefghi", content="x")],
+    [ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content=""),
+     ChatMessage(role="user", content="b")],
+    [ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content="text",
+                                                         tool_calls=[ToolCall(id="abcdefghi", name="f")]),
+     ChatMessage(role="tool", tool_call_id="abcdefghi", content="x")],
+    [ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content="text first"),
+     ChatMessage(role="assistant", tool_calls=[ToolCall(id="abcdefghi", name="f")]),
+     ChatMessage(role="tool", tool_call_id="abcdefghi", content="x")],
+    [ChatMessage(role="user", content="a"), ChatMessage(role="assistant", tool_calls=[ToolCall(id="abcdefghi",
+                                                                                              name="bad name")]),
+     ChatMessage(role="tool", tool_call_id="abcdefghi", content="x")],
+    [ChatMessage(role="user", content="a"), ChatMessage(role="assistant", tool_calls=[
+        ToolCall(id="abcdefghi", name="f"), ToolCall(id="bcdefghij", name="f")]),
+     ChatMessage(role="tool", tool_call_id="abcdefghi", content="x"), ChatMessage(role="assistant", content="b"),
+     ChatMessage(role="user", content="c")],
+], ids=["empty", "lone-assistant", "ends-assistant", "tool-after-user", "empty-assistant", "text-and-calls",
+        "text-then-calls-run", "bad-function-name", "unanswered-call"])
+def test_the_refusals_of_mistral_common_are_its_own(counter, messages):
+    refusal = stock(counter, messages, [])
+    assert isinstance(refusal, str), "mistral-common refuses this request"
+    assert ours(counter, messages, []) == refusal
+
+
+def test_a_tool_schema_mistral_common_refuses_is_refused_in_its_words():
+    made = default_counter()
+    bad = [ToolDefinition(name="search", parameters={"type": "object", "properties": {"q": {"type": "nonsense"}}})]
+    messages = [ChatMessage(role="user", content="a")]
+    assert isinstance(stock(made, messages, bad), str)
+    for _ in range(2):  # refused every time, not remembered as passed
+        assert ours(made, messages, bad) == stock(made, messages, bad)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.result.json")))
+def test_every_result_fixture(name):
+    data = json.loads((FIXTURES / name).read_text())
+    messages = [ChatMessage.model_validate(m) for m in data["messages"]]
+    tools = [ToolDefinition.model_validate(t) for t in data.get("tools", [])]
+    assert assert_same(default_counter(), messages, tools)
+
+
+def _imported_files():
+    found = sorted((FIXTURES / "formats").glob("*"))
+    for shared in ("realworld", "realworld2"):
+        found += [p for p in sorted((SHARED / shared).glob("*/*")) if p.is_file() and p.parent.name != "chat-templates"
+                  and not p.name.endswith((".md", ".schema.json"))]
+    return found
+
+
+def test_every_imported_request_of_the_fixtures_and_real_files():
+    """Every request the importers read from the format fixtures and ../shared's real files, as recorded
+    and with the adaptations the count makes, gives mistral-common's ids or its refusal."""
+    from core.formats.adapt import adapt, step_sets
+
+    if not (SHARED / "realworld").is_dir():
+        pytest.skip("the shared real-world files are absent")
+    made = default_counter()
+    compared = accepted = 0
+    for path in _imported_files():
+        try:
+            requests = import_file(path).requests
+        except Exception:  # noqa: BLE001 - files the importers refuse have no request to count
+            continue
+        for request in requests:
+            for steps in step_sets(list(request.messages), made):
+                counted = adapt(list(request.messages), steps, made)[0]
+                answered = assert_same(made, counted, request.tools)
+                compared += 1
+                accepted += answered
+    assert compared > 40 and accepted > 20, (compared, accepted)
+
+
+def stock_text(counter, messages, tools):
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+    ids = stock(counter, messages, tools)
+    return ids if isinstance(ids, str) else counter._tokenizer.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
+
+
+@given(conversation(), TOOLS)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_rendered_text_is_mistral_commons_decode_with_control_tokens_kept(messages, tools):
+    made = default_counter()
+    try:
+        text = made.render_text(messages, tools)
+    except TemplateRefused as exc:
+        text = exc.template_message
+    assert text == stock_text(made, messages, tools)
