@@ -11,6 +11,7 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..contracts import ChatMessage, ToolDefinition
+from .spellings import SpellingScan
 
 class CounterIdentity(BaseModel):
     """Who counted: enough to tell whether two counts are comparable."""
@@ -89,6 +90,19 @@ class TokenCounter(ABC):
         """Every spelling this tokenizer reads out of raw text as one token of its own (control tokens,
         and added role or structure markers): what untrusted text is neutralised against (core.neutralise)."""
         return self.control_token_strings()
+
+    def holds_untrusted_spelling(self, text: str) -> bool:
+        """Whether ``text`` holds any of ``untrusted_spellings`` as written: one scan of the text (the
+        spellings are compiled once per counter), before anything costlier looks at it."""
+        return self.spelling_scan(self.untrusted_spellings, "untrusted").any_in(text)
+
+    def spelling_scan(self, spellings, key: str) -> SpellingScan:
+        """The scan for one set of this counter's spellings (``spellings`` is called once, on first use)."""
+        scans = self.__dict__.setdefault("_spelling_scans", {})
+        scan = scans.get(key)
+        if scan is None:
+            scan = scans[key] = SpellingScan(spellings())
+        return scan
 
     def reads_as_control(self, text: str) -> bool:
         """Whether this tokenizer reads any part of ``text`` (on its own) as a control or marker token."""

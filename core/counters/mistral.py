@@ -173,7 +173,7 @@ class MistralCounter(TokenCounter):
     def render_text(self, messages, tools) -> str:
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 
-        tokens = self._encode(messages, tools).tokens
+        tokens = self.token_ids(messages, tools)  # the same ids, without the stock path's eager decode
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
 
     def text_token_count(self, text: str) -> int:
@@ -197,6 +197,8 @@ class MistralCounter(TokenCounter):
         return set(range(self._num_special))
 
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
+        if not self.spelling_scan(lambda: self._specials, "control").any_in(text):
+            return []  # no spelling in it: no span to report, and no need to tokenise it to learn that
         raw = self._tokenizer.instruct_tokenizer.tokenizer
         ids = raw.encode(text, bos=False, eos=False)
         if not any(i < self._num_special for i in ids):
