@@ -68,6 +68,7 @@ class Row:
 
     def absorb(self, other: "Row") -> None:
         """Take everything ``other`` holds (a pending row once read): the list keeps this object."""
+        self.__dict__.pop("_listing", None)  # what the list showed of it (document.listing) is stale
         self.__dict__.update(other.__dict__)
 
     @property
