@@ -8,14 +8,19 @@ change with the views' persistent indexes (selection, current row) moved to wher
 """
 from __future__ import annotations
 
+from itertools import compress
 from typing import Any
 
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, Qt
 
 from ..document.listing import Listing, listing
-from .roles import ModelIndex
+from .roles import ROW_ROLE, SORT_ROLE, ModelIndex
 
 TABLE_FLAGS = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemNeverHasChildren
+ANSWERED_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole,
+                                             Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole,
+                                             ROW_ROLE, SORT_ROLE))
+FEW_PERSISTENT = 32  # persistent indexes (a selected row's cells) looked up one by one after a layout change
 SHOWN_ON_ERRORS = ("error", "rejected", "invalid")  # the "audit errors" toggle shows these statuses
 
 
@@ -33,6 +38,8 @@ class RequestFilterProxy(QAbstractProxyModel):
         self._lists: list[Listing] = []  # one per source row
         self._rows: list[int] = []  # proxy row -> source row
         self._where: list[int] | None = None  # source row -> proxy row (-1: filtered out), built when asked
+        self._sorted: list[int] | None = None  # every source row in the sort order, until one changes
+        self._haystacks: list[str] | None = None  # every source row's filter text, until one changes
         self._wired: list[tuple[Any, Any]] = []
 
     # ---- what the person set
@@ -54,8 +61,11 @@ class RequestFilterProxy(QAbstractProxyModel):
             self._relayout()
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        self._column = column
-        self._descending = order == Qt.SortOrder.DescendingOrder
+        descending = order == Qt.SortOrder.DescendingOrder
+        if (column, descending) == (self._column, self._descending):
+            return  # already in that order (QTableView.sortByColumn asks twice), and kept in it as rows change
+        self._column, self._descending = column, descending
+        self._sorted = None
         self._relayout()
 
     def sort_column(self) -> int:
@@ -78,16 +88,36 @@ class RequestFilterProxy(QAbstractProxyModel):
         return not self._text or self._text in values.haystack
 
     def _compute(self) -> list[int]:
+        """The shown source rows in order: every row in the sort order (kept until a row changes, so a new
+        filter is one pass), then the filter."""
         lists = self._lists
-        if self._filtering():
-            rows = [i for i, values in enumerate(lists) if self._accepts(values)]
-        else:
-            rows = list(range(len(lists)))
         if 0 <= self._column < self.columnCount():
-            column = self._column
-            keys = [values.keys[column] for values in lists]
-            rows.sort(key=keys.__getitem__, reverse=self._descending)  # stable, as Qt's sort is
-        return rows
+            if self._sorted is None or len(self._sorted) != len(lists):
+                column = self._column
+                keys = [values.keys[column] for values in lists]
+                self._sorted = sorted(range(len(lists)), key=keys.__getitem__, reverse=self._descending)  # stable
+            order = self._sorted
+        else:
+            order = range(len(lists))
+        if not self._filtering():
+            return list(order)
+        text, drops, errors = self._text, self._has_drops, self._audit_errors
+        if text and not (drops or errors):  # typing: one substring test per row
+            if self._haystacks is None or len(self._haystacks) != len(lists):
+                self._haystacks = [v.haystack for v in lists]
+            accepted = [text in h for h in self._haystacks]
+        else:
+            accepted = [(not drops or bool(v.dropped)) and (not errors or v.status in SHOWN_ON_ERRORS)
+                        and (not text or text in v.haystack) for v in lists]
+        if isinstance(order, range):
+            return list(compress(order, accepted))
+        return [s for s in order if accepted[s]]
+
+    def _position(self, source_row: int) -> int:
+        try:
+            return self._rows.index(source_row) if source_row >= 0 else -1
+        except ValueError:
+            return -1
 
     def _where_map(self) -> list[int]:
         if self._where is None:
@@ -107,9 +137,12 @@ class RequestFilterProxy(QAbstractProxyModel):
             sources = [(moved(s) if s >= 0 else -1, c) for s, c in sources]
         self._rows = self._compute()
         self._where = None
-        where = self._where_map()
-        new = [self.index(where[s], c) if 0 <= s < len(where) and where[s] >= 0 else QModelIndex()
-               for s, c in sources]
+        if len(sources) <= FEW_PERSISTENT:  # the selected row's cells: found without mapping every row
+            shown = {s: self._position(s) for s in {s for s, _ in sources}}
+        else:
+            where = self._where_map()
+            shown = {s: where[s] if 0 <= s < len(where) else -1 for s, _ in sources}
+        new = [self.index(shown[s], c) if shown[s] >= 0 else QModelIndex() for s, c in sources]
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
 
@@ -139,6 +172,8 @@ class RequestFilterProxy(QAbstractProxyModel):
     def _reload(self) -> None:
         model = self.sourceModel()
         self._lists = self._source_lists(0, model.rowCount() - 1) if model is not None else []
+        self._sorted = None
+        self._haystacks = None
         self._rows = self._compute()
         self._where = None
 
@@ -150,6 +185,8 @@ class RequestFilterProxy(QAbstractProxyModel):
         added = self._source_lists(first, last)
         appended = first == len(self._lists)
         self._lists[first:first] = added
+        self._sorted = None
+        self._haystacks = None
         if not self._filtering() and self._column < 0:  # file order, all shown: the rows come in as they are
             self.beginInsertRows(QModelIndex(), first, last)
             self._rows = list(range(len(self._lists)))
@@ -187,6 +224,8 @@ class RequestFilterProxy(QAbstractProxyModel):
     def _removed(self, parent: ModelIndex, first: int, last: int) -> None:
         count = last - first + 1
         del self._lists[first:last + 1]
+        self._sorted = None
+        self._haystacks = None
         self._rows = [s - count if s > last else s for s in self._rows]
         self._where = None
 
@@ -200,8 +239,11 @@ class RequestFilterProxy(QAbstractProxyModel):
             if values is old:
                 continue
             self._lists[source_row] = values
-            if (0 <= self._column < len(values.keys) and values.keys[self._column] != old.keys[self._column]) \
-                    or (self._filtering() and self._accepts(values) != self._accepts(old)):
+            self._haystacks = None
+            if 0 <= self._column < len(values.keys) and values.keys[self._column] != old.keys[self._column]:
+                self._sorted = None
+                moved = True
+            elif self._filtering() and self._accepts(values) != self._accepts(old):
                 moved = True
         if moved:  # a row read in place sorts elsewhere, or now passes (or fails) the filter
             self._relayout()
@@ -232,6 +274,8 @@ class RequestFilterProxy(QAbstractProxyModel):
     # source index (each a call into Python): the source row by number, flags as a table's.
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role not in ANSWERED_ROLES:  # the delegate asks a dozen roles per cell; the list answers these
+            return None
         model = self.sourceModel()
         if model is None or not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
