@@ -32,6 +32,29 @@ def start_worker(spec: str) -> None:
         _counter, _counter_error = None, f"{type(exc).__name__}: {exc}"
 
 
+def replay_outcome(target: bytes, generation: int, edits) -> bytes | None:
+    """``ReplayTarget.outcome`` here, with this worker's counter (None without one), and that counter's
+    identity so the window can check it is the one it would have used."""
+    return _answer(lambda: pickle.loads(target).outcome(generation, edits, _counter))
+
+
+def what_if_points(target: bytes, edits) -> bytes | None:
+    """``ReplayTarget.what_if`` here (a superseded sweep runs to its end; the window ignores it)."""
+    return _answer(lambda: pickle.loads(target).what_if(edits, _counter))
+
+
+def _answer(work) -> bytes | None:
+    """(counter identity, value) pickled; None when this worker has no counter or anything goes wrong
+    (the window then does the work itself and reports what it finds: no exception crosses over)."""
+    if _counter is None:
+        return None
+    try:
+        return pickle.dumps((_counter.identity.model_dump(mode="json"), work()), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        log.exception("a replay in a worker process")
+        return None
+
+
 def read_rows(source: str, summaries: list[core.RowSummary], demo: bool) -> bytes:
     """The full rows of ``summaries``, pickled (a row that cannot be pickled goes back as unreadable)."""
     rows = []
