@@ -78,3 +78,22 @@ def test_the_audit_finds_the_same_with_and_without_the_scan(spec, monkeypatch):
     assert fast == slow
     if spec.endswith("mistral-nemo"):  # a tokenizer that reads them: the findings are there, not skipped
         assert any(f.rule == "control-token-in-untrusted" for findings in fast[:len(results)] for f in findings)
+
+
+def test_an_audits_recount_and_render_share_one_tokenisation_and_give_what_each_gives_alone():
+    from support import ROOT
+
+    result = core.load_result(ROOT / "fixtures" / "demo.result.json")
+    counter = make_counter("mistral:tekken_240911")
+    calls = []
+    real = counter.token_ids
+    counter.token_ids = lambda m, t: calls.append(1) or real(m, t)  # type: ignore[method-assign]
+    assert counter.count(result.messages, result.tools) == result.input_tokens
+    rendered = counter.render_text(result.messages, result.tools)
+    assert len(calls) == 1  # the render took the recount's ids
+    fresh = make_counter("mistral:tekken_240911")
+    fresh._cache.clear()
+    assert rendered == fresh.render_text(result.messages, result.tools)
+    other = result.messages[:-1]  # another request: its own ids, never the last one's
+    assert counter.render_text(other, result.tools) == fresh.render_text(other, result.tools)
+    assert len(calls) == 2

@@ -144,14 +144,27 @@ class TokenCounter(ABC):
             self._text_cache[text] = hit
         return hit
 
+    @staticmethod
+    def request_key(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
+        """The request's content as one string: what the count cache is keyed by."""
+        return json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]],
+                          sort_keys=True, ensure_ascii=False)
+
+    def last_token_ids(self, key: str) -> list[int] | None:
+        """The ids of the last request ``count`` tokenised, if its key is ``key`` (an audit recounts a request
+        and then renders it: one tokenisation serves both)."""
+        last = self.__dict__.get("_last_ids")
+        return last[1] if last is not None and last[0] == key else None
+
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
-        key = json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]],
-                         sort_keys=True, ensure_ascii=False)
+        key = self.request_key(messages, tools)
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        value = len(self.token_ids(messages, tools))
+        ids = self.token_ids(messages, tools)
+        self._last_ids = (key, ids)
+        value = len(ids)
         self.full_counts += 1
         self._cache[key] = value
         if len(self._cache) > self.cache_size:

@@ -173,7 +173,9 @@ class MistralCounter(TokenCounter):
     def render_text(self, messages, tools) -> str:
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 
-        tokens = self.token_ids(messages, tools)  # the same ids, without the stock path's eager decode
+        tokens = self.last_token_ids(self.request_key(messages, tools))  # the recount's, in an audit
+        if tokens is None:
+            tokens = self.token_ids(messages, tools)  # the same ids, without the stock path's eager decode
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
 
     def text_token_count(self, text: str) -> int:
