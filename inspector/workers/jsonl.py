@@ -196,6 +196,9 @@ class JsonlReading:
                 try:
                     fulls = ReadPool.rows(future)
                 except Exception as exc:  # a worker died: say so once, read the rest here
+                    if self._cancel.is_set():  # the pool was ended for a newer job: nothing to say
+                        queue.extendleft(reversed(rows))
+                        break
                     log.exception("reading %s in worker processes", name)
                     self.problem.emit(gen, "warning", f"{name}: the worker processes stopped ({type(exc).__name__}: "
                                                       f"{exc}); the rest is read in the window's process")
