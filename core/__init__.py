@@ -125,3 +125,7 @@ __all__ += [
 from .tokenview import TokenPiece, token_view  # noqa: E402
 
 __all__ += ["TokenPiece", "token_view"]
+# The inspector's worker processes (issue 15): an index row's entry read from its summary alone.
+from .loading import read_entry  # noqa: E402
+
+__all__ += ["read_entry"]

@@ -11,7 +11,6 @@ from typing import Iterator
 
 from collections import Counter
 
-from .counters.base import literal_spans
 from .counting import TokenCounter
 from .errors import CounterError
 from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, evidence_block, unescape
@@ -350,7 +349,7 @@ def _emitted_control_tokens(result: AssemblyResult, counter: TokenCounter) -> It
     if not control or not spellings or not regions:
         return
     suspect = [r for r in regions
-               if literal_spans((result.messages[r[0]].content or "")[r[1]:r[2]].translate(_INVISIBLE), spellings)]
+               if counter.holds_untrusted_spelling((result.messages[r[0]].content or "")[r[1]:r[2]].translate(_INVISIBLE))]
     if not suspect:
         return
     blanked = [m.model_copy() for m in result.messages]

@@ -247,14 +247,19 @@ class JsonlIndex:
         return len(self.rows)
 
     def entry(self, index: int) -> LoadedEntry:
-        row = self.rows[index]
-        if row.kind == "error":
-            raise InputFileError(str(self.path), row.problem or "unreadable record", line=row.line)
-        with open(self.path, "rb") as handle:
-            handle.seek(row.offset)
-            raw = handle.read(row.length)
-        value = _decode(raw.decode("utf-8"), str(self.path), line_offset=row.line - 1)
-        return entry_from(value, index, row.line, str(self.path))
+        return read_entry(self.path, self.rows[index])
+
+
+def read_entry(path: str | Path, row: RowSummary) -> LoadedEntry:
+    """The entry one index row summarises, read from the file and validated (another process can read it
+    from the summary alone: the index itself need not travel)."""
+    if row.kind == "error":
+        raise InputFileError(str(path), row.problem or "unreadable record", line=row.line)
+    with open(path, "rb") as handle:
+        handle.seek(row.offset)
+        raw = handle.read(row.length)
+    value = _decode(raw.decode("utf-8"), str(path), line_offset=row.line - 1)
+    return entry_from(value, row.index, row.line, str(path))
 
 
 def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes: int = MAX_FILE_BYTES) -> JsonlIndex:

@@ -45,6 +45,8 @@ def neutralise_text(text: str, counter: TokenCounter) -> tuple[str, list[str]]:
     spellings = counter.untrusted_spellings()
     if not spellings:
         return text, []
+    if not counter.holds_untrusted_spelling(text):
+        return text, []  # one scan of the text: most hold no spelling, and are not tokenised to learn it
     spans = literal_spans(text, spellings)
     if not spans or not counter.reads_as_control(text):
         return text, []

@@ -17,7 +17,8 @@ Layout (the window talks to everything; nothing else talks sideways):
   checked with Qt's model tester (``qtmodeltester``) in tests/gui.
 - ``controllers/``: what the window asks of core and the workers (opening files, the counter,
   imported requests, the replay). Each owns its state and calls back into the window.
-- ``workers/``: QThreads and background jobs; results come back through queued signals.
+- ``workers/``: QThreads, background jobs and worker processes (a large JSONL's rows, replays:
+  ``readpool``); results come back through queued signals.
 - ``document/``: Qt-free: the rows of the list, an item's content, imported rows, replay targets.
 - ``files/``: settings, recent files, saving and exporting (never over an open file).
 

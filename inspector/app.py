@@ -94,6 +94,9 @@ def startup_counter(args: argparse.Namespace) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import multiprocessing
+
+    multiprocessing.freeze_support()  # a packaged app's worker processes (workers.readpool) start here
     parser = build_parser()
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)

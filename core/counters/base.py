@@ -11,6 +11,7 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..contracts import ChatMessage, ToolDefinition
+from .spellings import SpellingScan
 
 class CounterIdentity(BaseModel):
     """Who counted: enough to tell whether two counts are comparable."""
@@ -90,6 +91,19 @@ class TokenCounter(ABC):
         and added role or structure markers): what untrusted text is neutralised against (core.neutralise)."""
         return self.control_token_strings()
 
+    def holds_untrusted_spelling(self, text: str) -> bool:
+        """Whether ``text`` holds any of ``untrusted_spellings`` as written: one scan of the text (the
+        spellings are compiled once per counter), before anything costlier looks at it."""
+        return self.spelling_scan(self.untrusted_spellings, "untrusted").any_in(text)
+
+    def spelling_scan(self, spellings, key: str) -> SpellingScan:
+        """The scan for one set of this counter's spellings (``spellings`` is called once, on first use)."""
+        scans = self.__dict__.setdefault("_spelling_scans", {})
+        scan = scans.get(key)
+        if scan is None:
+            scan = scans[key] = SpellingScan(spellings())
+        return scan
+
     def reads_as_control(self, text: str) -> bool:
         """Whether this tokenizer reads any part of ``text`` (on its own) as a control or marker token."""
         return bool(self.control_tokens_in(text))
@@ -137,14 +151,27 @@ class TokenCounter(ABC):
         ``total`` is the complete count of ``messages`` and ``tools``."""
         return None
 
+    @staticmethod
+    def request_key(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
+        """The request's content as one string: what the count cache is keyed by."""
+        return json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]],
+                          sort_keys=True, ensure_ascii=False)
+
+    def last_token_ids(self, key: str) -> list[int] | None:
+        """The ids of the last request ``count`` tokenised, if its key is ``key`` (an audit recounts a request
+        and then renders it: one tokenisation serves both)."""
+        last = self.__dict__.get("_last_ids")
+        return last[1] if last is not None and last[0] == key else None
+
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
-        key = json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]],
-                         sort_keys=True, ensure_ascii=False)
+        key = self.request_key(messages, tools)
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        value = len(self.token_ids(messages, tools))
+        ids = self.token_ids(messages, tools)
+        self._last_ids = (key, ids)
+        value = len(ids)
         self.full_counts += 1
         self._cache[key] = value
         if len(self._cache) > self.cache_size:

@@ -246,13 +246,15 @@ class HFCounter(TokenCounter):
         return list(self._markers)
 
     def role_markers_in(self, text: str) -> list[tuple[str, int, int]]:
-        return self._read_as_tokens(text, self._markers)
+        return self._read_as_tokens(text, self._markers, "markers")
 
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
-        return self._read_as_tokens(text, self._specials)
+        return self._read_as_tokens(text, self._specials, "specials")
 
-    def _read_as_tokens(self, text: str, literals: Sequence[str]) -> list[tuple[str, int, int]]:
+    def _read_as_tokens(self, text: str, literals: Sequence[str], key: str) -> list[tuple[str, int, int]]:
         """Spans of ``literals`` in ``text`` that the tokenizer turns into the literal's own token."""
+        if not self.spelling_scan(lambda: literals, key).any_in(text):
+            return []  # one scan of the text, no tokenising, for the common text that spells none of them
         spans = literal_spans(text, literals)
         if not spans:
             return []

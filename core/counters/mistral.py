@@ -210,14 +210,15 @@ class MistralCounter(TokenCounter):
     def render_text(self, messages, tools) -> str:
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 
-        renderer = self._renderer()
-        if renderer is not None:
-            try:
-                return renderer.render_text(messages, tools)
-            except Exception:  # noqa: BLE001 - not sure of it: mistral-common's own encode and decode
-                pass
-
-        tokens = self._encode(messages, tools).tokens
+        tokens = self.last_token_ids(self.request_key(messages, tools))  # the recount's, in an audit
+        if tokens is None:
+            renderer = self._renderer()
+            if renderer is not None:
+                try:
+                    return renderer.render_text(messages, tools)
+                except Exception:  # noqa: BLE001 - not sure of it: mistral-common's own encode and decode
+                    pass
+            tokens = self._encode(messages, tools).tokens
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
 
     def text_token_count(self, text: str) -> int:
@@ -241,6 +242,8 @@ class MistralCounter(TokenCounter):
         return set(range(self._num_special))
 
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
+        if not self.spelling_scan(lambda: self._specials, "control").any_in(text):
+            return []  # no spelling in it: no span to report, and no need to tokenise it to learn that
         raw = self._tokenizer.instruct_tokenizer.tokenizer
         ids = raw.encode(text, bos=False, eos=False)
         if not any(i < self._num_special for i in ids):

@@ -123,13 +123,20 @@ def unreadable_line(source: str, index: core.JsonlIndex, summary: core.RowSummar
 def read_pending(row: Row, counter: core.TokenCounter | None, counter_error: str | None = None) -> Row:
     """The full row for a pending one: its entry read from the file, validated and assembled or audited."""
     index, number = row.lazy
+    return read_summary(row.source, index.rows[number], counter, counter_error, demo=row.demo)
+
+
+def read_summary(source: str, summary: core.RowSummary, counter: core.TokenCounter | None,
+                 counter_error: str | None = None, *, demo: bool = False) -> Row:
+    """The full row for one index row of ``source`` (what ``read_pending`` reads; a worker process reads it
+    from the summary alone)."""
     try:
-        entry = index.entry(number)
+        entry = core.read_entry(source, summary)
     except core.ContextInspectorError as exc:
-        out = invalid_row(row.source, row.index, row.line, str(exc), None)
+        out = invalid_row(source, summary.index, summary.line, str(exc), None)
     else:
-        (out,) = rows_from_entry(entry, row.source, counter, counter_error)
-    out.demo = row.demo
+        (out,) = rows_from_entry(entry, source, counter, counter_error)
+    out.demo = demo
     return out
 
 

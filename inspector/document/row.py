@@ -5,8 +5,8 @@ Qt-free. Every figure and rule comes from ``core``; a row only holds what was lo
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import core
@@ -68,6 +68,7 @@ class Row:
 
     def absorb(self, other: "Row") -> None:
         """Take everything ``other`` holds (a pending row once read): the list keeps this object."""
+        self.__dict__.pop("_listing", None)  # what the list showed of it (document.listing) is stale
         self.__dict__.update(other.__dict__)
 
     @property
@@ -82,7 +83,7 @@ class Row:
 
     @property
     def file_name(self) -> str:
-        return Path(self.source).name
+        return os.path.basename(self.source)  # Path(...).name, without building a Path for every list cell
 
     @property
     def strategy(self) -> str:

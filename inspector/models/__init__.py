@@ -4,7 +4,8 @@ Every model here is checked with Qt's model tester (``qtmodeltester`` in tests/g
 """
 from .delegates import DecisionDelegate
 from .findings import FindingsModel
-from .requestlist import RequestFilterProxy, RequestListModel
+from .requestlist import RequestListModel
+from .requestproxy import RequestFilterProxy
 from .roles import CHANGE_ROLE, DECISION_ROLE, ITEM_ID_ROLE, ROW_ROLE, SECTION_ROLE, SORT_ROLE, TOKENS_ROLE
 from .sectiontree import ChangeFilterProxy, SectionTreeModel, change_text, sent_delta, source_text
 

@@ -2,6 +2,8 @@
 button, the input tokens against the allowance, and the counter the shown result was counted with."""
 from __future__ import annotations
 
+import time
+
 from PySide6.QtWidgets import QProgressBar, QPushButton, QStatusBar
 
 import core
@@ -9,6 +11,8 @@ import core
 from ..document import Row
 from ..document.imported import format_title
 from .elidedlabel import ElidedLabel
+
+PROGRESS_INTERVAL = 0.2  # seconds between two shown values of one job's progress
 
 
 class StatusLine:
@@ -25,6 +29,7 @@ class StatusLine:
         self.progress.setMaximumWidth(220)
         self.progress.setTextVisible(True)
         self.progress.hide()
+        self._progress_shown = 0.0
         self.cancel_button = QPushButton("Cancel", status)
         self.cancel_button.setAccessibleName("Cancel loading")
         self.cancel_button.hide()
@@ -48,9 +53,17 @@ class StatusLine:
 
     def show_progress(self, done: int, total: int, text: str) -> None:
         if total > 0:
+            shown = text if "%" in text else f"{text}: %v of %m"
+            now = time.monotonic()
+            # QProgressBar repaints at once on every new value (milliseconds each): a long job's many reports
+            # are shown a few times a second, its last one and a new stage always
+            if (done < total and shown == self.progress.format() and total == self.progress.maximum()
+                    and now - self._progress_shown < PROGRESS_INTERVAL):
+                return
+            self._progress_shown = now
             self.progress.setRange(0, total)
             self.progress.setValue(min(done, total))
-            self.progress.setFormat(text if "%" in text else f"{text}: %v of %m")
+            self.progress.setFormat(shown)
         else:
             self.progress.setRange(0, 0)
             self.progress.setFormat(f"Reading {text}")

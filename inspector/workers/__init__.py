@@ -3,7 +3,8 @@ replays and what-if sweeps, and jobs where only the newest call matters. Results
 through queued signals."""
 from .counters import CounterCache, CounterThread, shared_counter_cache
 from .latest import LatestJob, LatestJobThread
-from .loading import LoadJob, LoadThread, ReadRowThread, is_jsonl_file
+from .jsonl import ReadRowThread
+from .loading import LoadJob, LoadThread, is_jsonl_file
 from .replay import ReplayController
 
 __all__ = ["CounterCache", "CounterThread", "LatestJob", "LatestJobThread", "LoadJob", "LoadThread", "ReadRowThread",

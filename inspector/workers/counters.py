@@ -53,6 +53,11 @@ class CounterCache:
             self._auto = _Cached()
         return self._auto
 
+    def spec_of(self, counter: core.TokenCounter | None) -> str | None:
+        """The spec ``counter`` was built from here (a worker process builds the same one from it)."""
+        with self._build_lock:
+            return next((spec for spec, built in self._counters.items() if built is counter), None)
+
     def forget(self, spec: str | None) -> None:
         with self._build_lock:
             self._counters.pop(self.normalise(spec), None)

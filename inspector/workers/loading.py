@@ -1,4 +1,4 @@
-"""Reading and assembling files off the GUI thread.
+"""Reading and assembling files off the GUI thread (a large JSONL: workers.jsonl, in worker processes).
 
 Rows reach the GUI in batches through queued signals; a job can be cancelled between records.
 """
@@ -17,17 +17,14 @@ from PySide6.QtCore import QThread, Signal
 
 import core
 
-from ..document import Row, invalid_row, pending_row, read_pending, rows_from_entry, unreadable_line
+from ..document import Row, invalid_row, rows_from_entry
 from ..document.experiments import experiment_rows
 from ..document.imported import failed_row, format_title, imported_row, imported_source, provider_format
+from ..document.listing import listing
 from .counters import CounterCache
+from .jsonl import BATCH_ROWS, BATCH_SECONDS, MAX_ENTRY_MESSAGES, JsonlReading
 
 log = logging.getLogger("inspector")
-
-BATCH_ROWS = 100
-BATCH_SECONDS = 0.05
-LISTED_BATCH = 5000  # rows listed from a JSONL index per batch (they carry only their summary)
-MAX_ENTRY_MESSAGES = 5  # per file; the rest are summarised so a bad JSONL does not flood the log
 
 
 @dataclass
@@ -39,7 +36,7 @@ class LoadJob:
     context_limits: dict[str, int] = field(default_factory=dict)  # model -> limit set for imported requests
 
 
-class LoadThread(QThread):
+class LoadThread(JsonlReading, QThread):
     """Reads the job's files record by record, assembles requests, audits results, sends rows in batches.
 
     A JSONL file is indexed first (``core.index_jsonl``): every line is listed at once from its summary
@@ -136,7 +133,7 @@ class LoadThread(QThread):
         def flush() -> None:
             nonlocal pending, last_flush
             if pending:
-                self.batchReady.emit(gen, pending)
+                self.batchReady.emit(gen, listed(pending))
                 pending = []
             gc.collect(1)
             last_flush = time.monotonic()
@@ -193,7 +190,7 @@ class LoadThread(QThread):
             return
         with self._cache.lock:
             rows = experiment_rows(answers, path, counter)
-        self.batchReady.emit(gen, rows)
+        self.batchReady.emit(gen, listed(rows))
         self.progress.emit(gen, len(rows), len(rows), Path(path).name)
 
     # ---- a provider's body or trace export: core.formats reads it, each model call is counted
@@ -246,56 +243,13 @@ class LoadThread(QThread):
                 if rows[-1].kind == "uncounted":
                     self.problem.emit(gen, "error", rows[-1].error or f"{request.label}: not counted")
             if len(rows) >= BATCH_ROWS:  # a trace of many calls fills the list as it is counted
-                self.batchReady.emit(gen, rows)
+                self.batchReady.emit(gen, listed(rows))
                 rows = []
             self.progress.emit(gen, n + 1, len(everything), f"Counting {name}: %v of %m")
         if rows:
-            self.batchReady.emit(gen, rows)
+            self.batchReady.emit(gen, listed(rows))
         unread = f", {len(imported.failed)} could not be read (their rows say why)" if imported.failed else ""
         self.problem.emit(gen, "info", f"{what}: {calls} model call{'s' if calls != 1 else ''}{unread}")
-
-    # ---- JSONL: list every line from the index, then read them in the background
-
-    def _load_jsonl(self, path: str, counter: core.TokenCounter | None, counter_error: str | None) -> None:
-        gen = self.job.generation
-        name = Path(path).name
-
-        def indexed(done: int, total: int) -> None:
-            self.progress.emit(gen, done, max(total, 1), f"Indexing {name}: %p%")
-
-        try:
-            index = core.index_jsonl(path, progress=indexed, should_stop=self._cancel.is_set)
-        except core.ContextInspectorError as exc:
-            self.problem.emit(gen, "error", str(exc))
-            return
-        except Exception as exc:  # never a traceback to the person
-            log.exception("indexing %s", path)
-            self.problem.emit(gen, "error", f"{path}: cannot be read ({type(exc).__name__}: {exc})")
-            return
-        if index is None:  # cancelled while indexing
-            return
-        listed: list[Row] = []
-        pending: list[Row] = []
-        bad_entries = 0
-        for summary in index.rows:
-            if summary.kind == "error":
-                row = unreadable_line(path, index, summary)
-                bad_entries += 1
-                if bad_entries <= MAX_ENTRY_MESSAGES:
-                    self.problem.emit(gen, "error", row.error or "unreadable line")
-            else:
-                row = pending_row(path, index, summary, demo=self.job.demo)
-                pending.append(row)
-            listed.append(row)
-            if len(listed) >= LISTED_BATCH:
-                self.batchReady.emit(gen, listed)
-                listed = []
-        if listed:
-            self.batchReady.emit(gen, listed)
-        if bad_entries > MAX_ENTRY_MESSAGES:
-            self.problem.emit(gen, "error", f"{path}: {bad_entries - MAX_ENTRY_MESSAGES} more lines could not be "
-                                            "read; they are listed as unreadable rows")
-        self._read_rows(pending, counter, counter_error, name)
 
     def _more_uncounted(self, uncounted: int, name: str, counter: core.TokenCounter | None) -> None:
         if uncounted > MAX_ENTRY_MESSAGES:
@@ -303,93 +257,6 @@ class LoadThread(QThread):
                               f"{uncounted - MAX_ENTRY_MESSAGES} more entries of {name} could not be counted with "
                               f"{counter.name if counter is not None else 'the counter'}; they are listed as "
                               "not counted")
-
-    def _next_row(self, queue: deque[Row]) -> Row | None:
-        with self._priority_lock:
-            while self._priority:
-                row = self._priority.popleft()
-                if row.pending:
-                    return row
-        while queue:
-            row = queue.popleft()
-            if row.pending:
-                return row
-        return None
-
-    def _read_rows(self, rows: list[Row], counter: core.TokenCounter | None, counter_error: str | None,
-                   name: str) -> None:
-        gen = self.job.generation
-        queue = deque(rows)
-        total = len(rows)
-        done: list[tuple[Row, Row]] = []
-        count = bad = uncounted = 0
-        last_flush = time.monotonic()
-        self.progress.emit(gen, 0, total, f"Reading {name}: %v of %m")
-        while not self._cancel.is_set():
-            with self._priority_lock:
-                urgent = bool(self._priority)
-            row = self._next_row(queue)
-            if row is None:
-                break
-            try:
-                with self._cache.lock:
-                    full = read_pending(row, counter, counter_error)
-                time.sleep(0)  # let a GUI thread waiting for the counter's lock take it between rows
-            except Exception as exc:  # a bug must not stop the other rows
-                log.exception("reading %s", row.where)
-                full = invalid_row(row.source, row.index, row.line, f"{row.where}: cannot be read "
-                                                                     f"({type(exc).__name__}: {exc})", None)
-            if full.kind == "invalid":
-                bad += 1
-                if bad <= MAX_ENTRY_MESSAGES:
-                    self.problem.emit(gen, "error", full.error or f"{row.where}: cannot be read")
-            elif full.kind == "uncounted":
-                uncounted += 1
-                if uncounted <= MAX_ENTRY_MESSAGES:
-                    self.problem.emit(gen, "error", full.error or f"{row.where}: not counted")
-            done.append((row, full))
-            count += 1
-            if urgent or len(done) >= BATCH_ROWS or time.monotonic() - last_flush >= BATCH_SECONDS:
-                self.rowsRead.emit(gen, done)
-                done = []
-                gc.collect(1)
-                last_flush = time.monotonic()
-                self.progress.emit(gen, count, total, f"Reading {name}: %v of %m")
-        if done:
-            self.rowsRead.emit(gen, done)
-        if bad > MAX_ENTRY_MESSAGES:
-            self.problem.emit(gen, "error", f"{bad - MAX_ENTRY_MESSAGES} more entries of {name} could not be read; "
-                                            "they are listed as unreadable rows")
-        self._more_uncounted(uncounted, name, counter)
-        self.unread += sum(1 for r in queue if r.pending)
-        self.progress.emit(gen, count, max(total, 1), f"Reading {name}: %v of %m")
-
-
-class ReadRowThread(QThread):
-    """Reads one pending row on demand (selected after its loading was cancelled)."""
-
-    rowsRead = Signal(int, object)  # 0, [(pending Row, full Row)]
-
-    def __init__(self, row: Row, cache: CounterCache, counter_spec: str, parent=None) -> None:
-        super().__init__(parent)
-        self.row = row
-        self._cache = cache
-        self._spec = counter_spec
-
-    def run(self) -> None:
-        counter, error = None, None
-        try:
-            counter = self._cache.get(self._spec)
-        except Exception as exc:
-            error = str(exc)
-        try:
-            with self._cache.lock:
-                full = read_pending(self.row, counter, error)
-        except Exception as exc:
-            log.exception("reading %s", self.row.where)
-            full = invalid_row(self.row.source, self.row.index, self.row.line,
-                               f"{self.row.where}: cannot be read ({type(exc).__name__}: {exc})", None)
-        self.rowsRead.emit(0, [(self.row, full)])
 
 
 def is_jsonl_file(path: str) -> bool:
@@ -425,3 +292,10 @@ def _count_records(path: str) -> int:
             return sum(1 for line in handle if line.strip())
     except OSError:
         return 0
+
+
+def listed(rows: list[Row]) -> list[Row]:
+    """``rows`` with their list values computed (``document.listing``): here, not on the GUI thread."""
+    for row in rows:
+        listing(row)
+    return rows

@@ -1,4 +1,5 @@
-"""Runs replays and what-if sweeps of the selected row off the GUI thread, newest edit first.
+"""Runs replays and what-if sweeps of the selected row off the GUI thread, newest edit first: in a worker
+process counting with the same counter (workers.readpool) where there is one, else in a thread here.
 
 Edits arrive as fast as a slider moves. They are throttled (one replay per ``DEBOUNCE_MS`` while the
 control keeps moving, and always one for the last value), each replay carries a generation number,
@@ -13,8 +14,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 import core
 from core.replay import Edits
 
+from ..document.reading import replay_outcome, what_if_points
 from ..document.replay import ReplayOutcome, ReplayTarget
+from .counters import shared_counter_cache
 from .latest import LatestJobThread
+from .readpool import in_worker
 
 DEBOUNCE_MS = 120
 SWEEP_DEBOUNCE_MS = 250
@@ -54,6 +58,7 @@ class ReplayController(QObject):
         self._generation = self._shown = self._received = 0
         self._sweep_generation = self._sweep_received = 0
         self.replays_run = 0  # replays that reached a worker (a burst of edits runs far fewer than it has)
+        self.in_processes = True  # replays and sweeps run in worker processes (workers.readpool) when they can
 
     @property
     def target(self) -> ReplayTarget | None:
@@ -100,11 +105,18 @@ class ReplayController(QObject):
         self._generation += 1
         lock = self._lock
 
+        spec = self._spec_of(counter)
+
         def job(generation: int) -> ReplayOutcome:
             self.replays_run += 1
-            return target.outcome(generation, edits, counter, lock)
+            return in_worker(spec, counter, replay_outcome, target, generation, edits,
+                             fallback=lambda: target.outcome(generation, edits, counter, lock))
 
         self._replays.submit(self._generation, job)
+
+    def _spec_of(self, counter: core.TokenCounter) -> str | None:
+        """The spec a worker process builds the same counter from (None: the replay runs in a thread here)."""
+        return shared_counter_cache().spec_of(counter) if self.in_processes else None
 
     def _replayed(self, generation: int, outcome: object) -> None:
         self._received = max(self._received, generation)
@@ -132,8 +144,10 @@ class ReplayController(QObject):
         self._sweep_generation += 1
         lock, sweeps = self._lock, self._sweeps
         self.sweepStarted.emit()
-        self._sweeps.submit(self._sweep_generation,
-                            lambda g: target.what_if(edits, counter, lock, stale=lambda: sweeps.is_stale(g)))
+        spec = self._spec_of(counter)
+        self._sweeps.submit(self._sweep_generation, lambda g: in_worker(
+            spec, counter, what_if_points, target, edits,
+            fallback=lambda: target.what_if(edits, counter, lock, stale=lambda: sweeps.is_stale(g))))
 
     def _swept(self, generation: int, points: object) -> None:
         self._sweep_received = max(self._sweep_received, generation)

@@ -1,0 +1,83 @@
+"""What the requests list shows of a row, Qt-free: each column's text, its sort key and the text the
+filter searches, computed once per row (by the loading worker, off the GUI thread) and kept on the row
+until it changes (``Row.absorb`` drops it), so sorting or filtering 100,000 rows only compares values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .imported import counter_text
+from .row import Row
+
+COLUMNS = ("Request", "Strategy", "Format", "Counter", "Tokens", "Drift", "Kept", "Dropped", "Audit", "File")
+C_LABEL, C_STRATEGY, C_FORMAT, C_COUNTER, C_TOKENS, C_DRIFT, C_KEPT, C_DROPPED, C_AUDIT, C_FILE = range(10)
+STATUS_ORDER = {"invalid": 0, "rejected": 1, "error": 2, "warning": 3, "ok": 4, "pending": 5}
+
+
+@dataclass(frozen=True)
+class Listing:
+    texts: tuple[str, ...]  # one per column, as displayed
+    keys: tuple[Any, ...]  # one per column: numbers as numbers, text lowercased
+    haystack: str  # what the filter box searches, lowercased
+    dropped: int  # items dropped (the "has drops" toggle)
+    status: str  # Row.status (the "audit errors" toggle)
+
+
+def listing(row: Row) -> Listing:
+    """The row's list values, computed on first use and kept on the row."""
+    cached = row.__dict__.get("_listing")
+    if cached is None:
+        texts = tuple(cell_text(row, col) for col in range(len(COLUMNS)))
+        keys = tuple(_sort_key(row, col, texts[col]) for col in range(len(COLUMNS)))
+        haystack = " ".join((row.label, row.strategy, row.format_name, row.file_name, row.status_text(),
+                             row.kind)).lower()
+        cached = row.__dict__["_listing"] = Listing(texts, keys, haystack, row.dropped_count, row.status)
+    return cached
+
+
+def cell_text(row: Row, col: int) -> str:
+    if col == C_LABEL:
+        return row.label
+    if col == C_STRATEGY:
+        return row.strategy
+    if col == C_FORMAT:
+        return row.format_name
+    if col == C_COUNTER:
+        return counter_text(row)
+    if col == C_DRIFT:
+        return f"{row.count_drift:+d}" if row.count_drift is not None else ""
+    if col == C_TOKENS:
+        if row.kind == "rejected":
+            short = row.short_by
+            return f"short by {short}" if short is not None else "rejected"
+        if row.input_tokens is None:
+            return "…" if row.pending else "-"
+        return f"{row.input_tokens} / {row.allowance}"
+    if col == C_KEPT:
+        return str(row.kept_count) if row.result is not None else "…" if row.pending else "-"
+    if col == C_DROPPED:
+        if row.result is not None or (row.pending and row.summary_line.dropped is not None):
+            return str(row.dropped_count)
+        return "…" if row.pending else "-"
+    if col == C_AUDIT:
+        return row.status_text()
+    if col == C_FILE:
+        return row.file_name if row.line is None else f"{row.file_name}:{row.line}"
+    return ""
+
+
+def _sort_key(row: Row, col: int, text: str) -> Any:
+    if col == C_DRIFT:  # unknown drift sorts below every known one
+        return float(row.count_drift) if row.count_drift is not None else float("-inf")
+    if col == C_TOKENS:
+        return row.input_tokens if row.input_tokens is not None else -1
+    if col == C_KEPT:
+        return row.kept_count if row.result is not None else -1
+    if col == C_DROPPED:
+        return row.dropped_count
+    if col == C_AUDIT:
+        return STATUS_ORDER[row.status] * 10000 - row.error_count * 100 - row.warning_count
+    if col == C_FILE:
+        return (row.source, row.index)
+    return text.lower()

@@ -1,0 +1,86 @@
+"""What a worker process does with a large JSONL's pending rows (Qt-free, spawn-safe): builds its own
+counter once, reads, validates, assembles or audits each row from its index summary and computes its
+list values, and sends the rows back pickled by itself, so nothing but plain data crosses the process
+boundary: an error becomes an unreadable row or a message, never an exception object (on Python 3.11
+an exception that cannot be pickled back deadlocks ``concurrent.futures``).
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+from typing import Any
+
+import core
+
+from .building import invalid_row, read_summary
+from .listing import listing
+
+log = logging.getLogger("inspector")
+
+_counter: core.TokenCounter | None = None
+_counter_error: str | None = None
+
+
+def start_worker(spec: str) -> None:
+    """The pool's initializer: the counter this worker reads every row with (or why there is none)."""
+    global _counter, _counter_error
+    try:
+        _counter = core.make_counter(spec)
+    except core.ContextInspectorError as exc:
+        _counter, _counter_error = None, str(exc)
+    except Exception as exc:  # never a traceback to the person
+        _counter, _counter_error = None, f"{type(exc).__name__}: {exc}"
+
+
+def replay_outcome(target: bytes, generation: int, edits) -> bytes | None:
+    """``ReplayTarget.outcome`` here, with this worker's counter (None without one), and that counter's
+    identity so the window can check it is the one it would have used."""
+    return _answer(lambda: pickle.loads(target).outcome(generation, edits, _counter))
+
+
+def what_if_points(target: bytes, edits) -> bytes | None:
+    """``ReplayTarget.what_if`` here (a superseded sweep runs to its end; the window ignores it)."""
+    return _answer(lambda: pickle.loads(target).what_if(edits, _counter))
+
+
+def _answer(work) -> bytes | None:
+    """(counter identity, value) pickled; None when this worker has no counter or anything goes wrong
+    (the window then does the work itself and reports what it finds: no exception crosses over)."""
+    if _counter is None:
+        return None
+    try:
+        return pickle.dumps((_counter.identity.model_dump(mode="json"), work()), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        log.exception("a replay in a worker process")
+        return None
+
+
+def read_rows(source: str, summaries: list[core.RowSummary], demo: bool) -> bytes:
+    """The full rows of ``summaries``, pickled (a row that cannot be pickled goes back as unreadable)."""
+    rows = []
+    for summary in summaries:
+        try:
+            row = read_summary(source, summary, _counter, _counter_error, demo=demo)
+        except Exception as exc:  # a bug must not stop the other rows
+            log.exception("reading %s:%s", source, summary.line)
+            row = invalid_row(source, summary.index, summary.line,
+                              f"{source}:{summary.line}: cannot be read ({type(exc).__name__}: {exc})", None)
+        try:
+            listing(row)
+        except Exception:  # the list computes it again when it shows the row
+            row.__dict__.pop("_listing", None)
+        rows.append(row)
+    try:
+        return pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return pickle.dumps([_picklable(row) for row in rows], protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _picklable(row: Any):
+    try:
+        pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL)
+        return row
+    except Exception as exc:
+        return invalid_row(row.source, row.index, row.line,
+                           f"{row.where}: read, but it cannot be passed to the window ({type(exc).__name__}: {exc})",
+                           None)

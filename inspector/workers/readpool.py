@@ -1,0 +1,125 @@
+"""Worker processes that read a large JSONL's pending rows and run replays, so the GUI thread never
+waits on the interpreter lock while thousands of rows are assembled and audited or a request is
+assembled again (a thread would hold it).
+
+One pool per counter spec and use (reading, replaying: one pool when the spec is the same), spawned on
+first use and kept (a worker builds its counter once: seconds for tekken); ``shutdown_read_pools`` ends
+them (at exit at the latest).
+"""
+from __future__ import annotations
+
+import atexit
+import logging
+import multiprocessing
+import os
+import pickle
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Callable
+
+import core
+
+from ..document import Row
+from ..document.reading import read_rows, start_worker
+
+log = logging.getLogger("inspector")
+
+_pools: dict[str, "ReadPool"] = {}  # the reading pool, by spec (one at a time)
+_replay_pools: dict[str, "ReadPool"] = {}  # the replaying pool when its spec is not the reading pool's
+_lock = threading.Lock()
+
+
+def worker_count() -> int:
+    """One core is the GUI's: the others read (at least one worker)."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+class ReadPool:
+    def __init__(self, spec: str, workers: int | None = None) -> None:
+        self.spec = spec
+        self.workers = workers or worker_count()
+        self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=start_worker, initargs=(spec,))
+
+    def submit(self, source: str, summaries: list[core.RowSummary], demo: bool) -> Future:
+        return self._executor.submit(read_rows, source, summaries, demo)
+
+    def submit_call(self, fn: Callable, *args: Any) -> Future:
+        return self._executor.submit(fn, *args)
+
+    @staticmethod
+    def rows(future: Future) -> list[Row]:
+        """The rows a finished job read (raises what broke the pool: ``BrokenProcessPool``...)."""
+        return pickle.loads(future.result())
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def read_pool(spec: str) -> ReadPool:
+    """The shared pool for ``spec`` (a pool for another spec is ended: one counter is in use at a time)."""
+    spec = spec or core.DEFAULT_COUNTER
+    with _lock:
+        pool = _pools.get(spec)
+        if pool is None:
+            for other in list(_pools):
+                _pools.pop(other).shutdown()
+            pool = _pools[spec] = ReadPool(spec)
+        return pool
+
+
+def replay_pool(spec: str) -> ReadPool:
+    """The pool replays of ``spec`` run in: the reading pool when it counts with the same spec."""
+    spec = spec or core.DEFAULT_COUNTER
+    with _lock:
+        pool = _pools.get(spec) or _replay_pools.get(spec)
+        if pool is None:
+            for other in list(_replay_pools):
+                _replay_pools.pop(other).shutdown()
+            pool = _replay_pools[spec] = ReadPool(spec)
+        return pool
+
+
+def in_worker(spec: str | None, counter: core.TokenCounter, fn: Callable, payload: Any, *args: Any,
+              fallback: Callable[[], Any]) -> Any:
+    """``fn(pickled payload, *args)`` in a worker process counting with ``spec``; ``fallback()`` here when
+    there is no spec, no pool, the worker has no counter, or its counter is not ``counter`` (same identity)."""
+    if spec is None:
+        return fallback()
+    pool = None
+    try:
+        pool = replay_pool(spec)
+        answer = pool.submit_call(fn, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), *args).result()
+    except Exception as exc:  # no processes here, or a worker died: the work is done in this process
+        log.warning("a worker process could not run %s (%s: %s); running it here", fn.__name__,
+                    type(exc).__name__, exc)
+        if pool is not None:
+            discard_pool(pool)
+        return fallback()
+    if answer is None:
+        return fallback()
+    identity, value = pickle.loads(answer)
+    if identity != counter.identity.model_dump(mode="json"):
+        return fallback()
+    return value
+
+
+def discard_pool(pool: ReadPool) -> None:
+    """A pool that broke (a worker died) is not used again."""
+    with _lock:
+        for pools in (_pools, _replay_pools):
+            if pools.get(pool.spec) is pool:
+                del pools[pool.spec]
+    pool.shutdown()
+
+
+def shutdown_read_pools() -> None:
+    with _lock:
+        pools = list(_pools.values()) + list(_replay_pools.values())
+        _pools.clear()
+        _replay_pools.clear()
+    for pool in pools:
+        pool.shutdown()
+
+
+atexit.register(shutdown_read_pools)

@@ -1,0 +1,293 @@
+"""Benchmark for issue 15, the inspector: listing and reading a large JSONL, sorting and filtering a long list,
+and the longest the GUI thread is kept from its event loop while a file loads and a replay runs.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.benchmarks.bench_inspector
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.benchmarks.bench_inspector --rows 2000 --sort-rows 20000
+
+Targets: the 10,000-result JSONL listed in at most 1.5x, and read and audited in at most 3x, the time of
+parsing every line with ``json``; sorting and filtering 100,000 rows under 100 ms of GUI-thread time; no
+event-loop gap over 100 ms while the file loads and a replay runs beside a CPU-burning process the
+benchmark starts. Every ratio divides two times measured in this run. Printed, never asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import core  # noqa: E402
+
+from .workload import text_of  # noqa: E402
+
+LIST_TARGET, READ_TARGET, GUI_MS_TARGET = 1.5, 3.0, 100.0
+
+
+def write_results(path: Path, count: int, counter) -> None:
+    """``count`` distinct recorded results (small RAG requests assembled with ``counter``), in shuffled order."""
+    rng = random.Random(15)
+    order = list(range(count))
+    rng.shuffle(order)
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in order:
+            evidence = [{"id": f"p{i}-{k}", "source": f"docs/{rng.randint(1, 40)}.md", "score": round(rng.random(), 3),
+                         "text": text_of(rng, rng.randint(20, 120))} for k in range(rng.randint(1, 5))]
+            history = [{"role": role, "content": text_of(rng, rng.randint(5, 30))}
+                       for _ in range(rng.randint(0, 3)) for role in ("user", "assistant")]
+            request = core.parse_request({
+                "id": f"svc-{i:06d}", "instructions": "Answer from the passages. Cite the passage id.",
+                "current": f"What is the status of service {i}? " + text_of(rng, 8), "history": history,
+                "evidence": evidence, "context_limit": rng.randint(250, 1400), "max_new_tokens": 64, "margin": 8})
+            try:
+                result = core.assemble(request, counter)
+            except core.RequiredContextTooLarge:
+                continue
+            handle.write(json.dumps(json.loads(result.to_json()), ensure_ascii=False) + "\n")
+
+
+def best(fn, repeats: int = 3) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def parse_every_line(path: Path) -> None:
+    with open(path, "rb") as handle:
+        for line in handle:
+            json.loads(line)
+
+
+def headless(path: Path, counter) -> tuple[float, float, float, float, list]:
+    """json parse, the index alone, listed (index + pending rows with their list values), read and audited
+    (every row), all in this process on one core."""
+    from inspector.document import pending_row, read_pending
+    from inspector.document.listing import listing
+
+    json_s = best(lambda: parse_every_line(path))
+
+    def listed():
+        index = core.index_jsonl(path)
+        rows = [pending_row(str(path), index, s) for s in index.rows]
+        for row in rows:
+            listing(row)
+        return rows
+
+    index_s = best(lambda: core.index_jsonl(path))
+    list_s = best(listed)
+    rows = listed()
+    start = time.perf_counter()
+    full = [read_pending(row, counter) for row in rows]
+    for row in full:
+        listing(row)
+    read_s = time.perf_counter() - start
+    return json_s, index_s, list_s, read_s, full
+
+
+class GapMeter:
+    """A 10 ms heartbeat on the GUI thread: the longest time between two ticks is the longest the event
+    loop was kept from running."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self._tick)
+        self.gaps: list[float] = []
+        self.last = 0.0
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append(now - self.last)
+        self.last = now
+
+    def start(self) -> None:
+        self.gaps = []
+        self.last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+
+def wait(app, condition, timeout: float = 600.0) -> float:
+    start = time.perf_counter()
+    while not condition():
+        if time.perf_counter() - start > timeout:
+            raise TimeoutError("the window did not finish in time")
+        app.processEvents()
+        time.sleep(0.002)
+    return time.perf_counter() - start
+
+
+def burner() -> subprocess.Popen:
+    """Another process keeping a core busy, as a second program on the machine would."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def in_the_window(app, path: Path, rows: int, shots: Path | None, burn: bool) -> dict:
+    from inspector.mainwindow import MainWindow
+
+    window = MainWindow()
+    window.resize(1280, 800)
+    window.show()
+    wait(app, window.is_idle)
+    meter = GapMeter()
+    other = burner() if burn else None
+    try:
+        meter.start()
+        start = time.perf_counter()
+        window.open_files([str(path)])
+        listed = wait(app, lambda: window.request_model.rowCount() >= rows)
+        wait(app, window.is_idle)
+        read = time.perf_counter() - start
+        load_gaps = list(meter.gaps)
+        if shots is not None:
+            window.grab().save(str(shots / "d15-loaded-10k.png"))
+        # a replay of the selected row: the replay panel, then limit edits as a person drags the slider
+        meter.start()
+        window.act_replay.trigger()
+        wait(app, window.is_idle)
+        panel = window.replay_panel
+        value = panel.limit.value()
+        for step in range(12):
+            panel.limit.slider.setValue(max(64, int(value * (1 - 0.05 * (step + 1)))))
+            pause = time.perf_counter() + 0.03
+            while time.perf_counter() < pause:
+                app.processEvents()
+                time.sleep(0.002)
+        wait(app, window.is_idle)
+        replay_gaps = list(meter.gaps)
+        meter.stop()
+    finally:
+        if other is not None:
+            other.kill()
+            other.wait()
+        window.shutdown()
+        window.close()
+    return {"listed": listed, "read": read, "load_gap": max(load_gaps, default=0), "ticks": len(load_gaps),
+            "replay_gap": max(replay_gaps, default=0), "replay_ticks": len(replay_gaps),
+            "slow_ticks": sum(g > 0.1 for g in load_gaps + replay_gaps)}
+
+
+def sort_and_filter(app, full_rows: list, count: int, shots: Path | None) -> list[tuple[str, float, float, int]]:
+    """GUI-thread time of each sort and filter of ``count`` rows in the requests pane at 1280x800, the
+    view's repaint included, as wall time and as the thread's own CPU time (the wall time of a loaded
+    machine includes the time the thread waits for a core); the rows' list values are computed first,
+    as the loading worker does."""
+    from PySide6.QtCore import Qt
+
+    from inspector.document.listing import listing
+    from inspector.panes.requestlist import RequestListPane
+
+    rows = []
+    for n in range(count):
+        row = copy.copy(full_rows[n % len(full_rows)])
+        row.__dict__.pop("_listing", None)
+        row.label = f"{row.label}-{n // len(full_rows)}"
+        row.index = n
+        listing(row)
+        rows.append(row)
+    pane = RequestListPane()
+    pane.resize(1280, 800)
+    pane.show()
+    app.processEvents()
+    for start in range(0, count, 5000):
+        pane.model.append_rows(rows[start:start + 5000])
+    app.processEvents()
+    model = pane.model
+    out = []
+
+    def timed(what: str, action) -> None:
+        app.processEvents()
+        start, cpu = time.perf_counter(), time.thread_time()
+        action()
+        app.processEvents()  # the view's layout and repaint are GUI-thread time too
+        out.append((what, (time.perf_counter() - start) * 1000, (time.thread_time() - cpu) * 1000,
+                    pane.proxy.rowCount()))
+
+    for column, name in ((model.C_TOKENS, "Tokens"), (model.C_LABEL, "Request"), (model.C_AUDIT, "Audit"),
+                         (model.C_FILE, "File")):
+        timed(f"sort by {name} descending", lambda c=column: pane.view.sortByColumn(c, Qt.SortOrder.DescendingOrder))
+        timed(f"sort by {name} ascending", lambda c=column: pane.view.sortByColumn(c, Qt.SortOrder.AscendingOrder))
+    def typed(text: str) -> None:  # the filter box's text, applied as after the typing pause
+        pane.filter_edit.blockSignals(True)
+        pane.filter_edit.setText(text)
+        pane.filter_edit.blockSignals(False)
+        pane.proxy.set_text(text)
+
+    timed("filter 'svc-00'", lambda: typed("svc-00"))
+    timed("filter 'svc-0001' (narrower)", lambda: typed("svc-0001"))
+    timed("toggle has drops", lambda: pane.has_drops.setChecked(True))
+    if shots is not None:
+        pane.grab().save(str(shots / "d15-sorted-filtered-100k.png"))
+    timed("clear the filter and toggle", lambda: (pane.has_drops.setChecked(False), typed("")))
+    pane.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10000, help="results in the JSONL (default 10000)")
+    parser.add_argument("--sort-rows", type=int, default=100000, help="rows sorted and filtered (default 100000)")
+    parser.add_argument("--no-burner", action="store_true", help="measure the gaps without the CPU-burning process")
+    parser.add_argument("--screenshots", type=Path, default=None, help="save the two screenshots in this folder")
+    args = parser.parse_args(argv)
+
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.qtfix import guard_none_refcount
+    from inspector.workers.readpool import worker_count
+
+    guard_none_refcount()
+    app = QApplication.instance() or QApplication([])
+    counter = core.make_counter(None)
+    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}, {os.cpu_count()} cores; "
+          f"counter {counter.name}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.results.jsonl"
+        write_results(path, args.rows, counter)
+        rows = sum(1 for _ in open(path, "rb"))
+        print(f"## a JSONL of {rows} recorded results, {path.stat().st_size / 1e6:.1f} MB")
+        fresh = core.make_counter(None)  # its caches hold none of the file's counts
+        json_s, index_s, list_s, read_s, full = headless(path, fresh)
+        print(f"parse every line with json            {json_s * 1000:8.0f} ms")
+        print(f"the index alone (core.index_jsonl)    {index_s * 1000:8.0f} ms  {index_s / json_s:5.2f}x")
+        print(f"listed (index, rows, list values)     {list_s * 1000:8.0f} ms  {list_s / json_s:5.2f}x  "
+              f"(target {LIST_TARGET}x)")
+        print(f"read and audited, one process         {read_s * 1000:8.0f} ms  {read_s / json_s:5.2f}x  "
+              f"(target {READ_TARGET}x)")
+        window = in_the_window(app, path, rows, args.screenshots, burn=not args.no_burner)
+        print(f"in the window: every row listed after {window['listed'] * 1000:8.0f} ms  "
+              f"{window['listed'] / json_s:5.2f}x  (target {LIST_TARGET}x)")
+        print(f"in the window: read and audited after {window['read'] * 1000:8.0f} ms  {window['read'] / json_s:5.2f}x  "
+              f"(worker processes: {worker_count()}, beside the burner)")
+        burning = "without" if args.no_burner else "with"
+        print(f"## longest GUI-thread gap (10 ms heartbeat), {burning} a CPU-burning process beside it")
+        print(f"loading the file                      {window['load_gap'] * 1000:8.0f} ms  over {window['ticks']} ticks")
+        print(f"replay panel and 12 limit edits       {window['replay_gap'] * 1000:8.0f} ms  over "
+              f"{window['replay_ticks']} ticks; {window['slow_ticks']} ticks over 100 ms  (target {GUI_MS_TARGET:.0f} ms)")
+        print(f"## sort and filter {args.sort_rows} rows in the requests pane (GUI thread, repaint included)")
+        print(f"{'':<36} {'wall ms':>8} {'CPU ms':>8} {'shown':>8}")
+        worst = worst_cpu = 0.0
+        for what, ms, cpu_ms, shown in sort_and_filter(app, full, args.sort_rows, args.screenshots):
+            worst, worst_cpu = max(worst, ms), max(worst_cpu, cpu_ms)
+            print(f"{what:<36} {ms:8.1f} {cpu_ms:8.1f} {shown:>8}")
+        print(f"worst {worst:.1f} ms wall, {worst_cpu:.1f} ms of the thread's CPU (target {GUI_MS_TARGET:.0f} ms)")
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Replays and what-if sweeps run in a worker process counting with the same counter (the GUI process's
+interpreter stays free for the window), show exactly core's replay, and fall back to a thread here when
+no worker can run them."""
+from __future__ import annotations
+
+import core
+from core.replay import Edits, replay
+from inspector.document.replay import ReplayTarget
+
+DEMO = "demo.result.json"
+
+
+def _replay_at(window, qtbot, limit: int) -> None:
+    window.replay_panel.limit.slider.setValue(limit)
+    qtbot.waitUntil(lambda: window.is_idle() and window.replay_outcome is not None
+                    and window.replay_outcome.edits.context_limit == limit, timeout=60000)
+
+
+def test_a_replay_runs_in_a_worker_process_and_shows_core_replay(open_and_wait, qtbot, fixtures_dir, counter,
+                                                                 monkeypatch):
+    here = []
+    outcome, what_if = ReplayTarget.outcome, ReplayTarget.what_if
+    monkeypatch.setattr(ReplayTarget, "outcome", lambda self, *a, **k: here.append("replay") or outcome(self, *a, **k))
+    monkeypatch.setattr(ReplayTarget, "what_if", lambda self, *a, **k: here.append("sweep") or what_if(self, *a, **k))
+    window = open_and_wait(fixtures_dir / DEMO)
+    window.act_replay.trigger()
+    qtbot.waitUntil(lambda: window.is_idle() and bool(window.replay_panel.whatif.points), timeout=60000)
+    _replay_at(window, qtbot, 900)
+    assert here == []  # neither ran in this process
+    recorded = core.load_result(fixtures_dir / DEMO)
+    expected = replay(recorded, edits=Edits(context_limit=900), counter=counter)
+    shown = window.replay_outcome
+    assert shown.error is None and shown.result.messages == expected.messages
+    assert shown.result.trace == expected.trace and shown.result.input_tokens == expected.input_tokens
+
+
+def test_without_worker_processes_the_replay_runs_here(open_and_wait, qtbot, fixtures_dir, counter, monkeypatch):
+    from inspector.workers import readpool
+
+    def no_processes(spec):
+        raise OSError("no processes in this sandbox")
+
+    monkeypatch.setattr(readpool, "replay_pool", no_processes)
+    here = []
+    outcome = ReplayTarget.outcome
+    monkeypatch.setattr(ReplayTarget, "outcome", lambda self, *a, **k: here.append(1) or outcome(self, *a, **k))
+    window = open_and_wait(fixtures_dir / DEMO)
+    window.act_replay.trigger()
+    qtbot.waitUntil(window.is_idle, timeout=60000)
+    _replay_at(window, qtbot, 900)
+    assert here  # run in this process, in the replay thread
+    expected = replay(core.load_result(fixtures_dir / DEMO), edits=Edits(context_limit=900), counter=counter)
+    assert window.replay_outcome.result.trace == expected.trace
