@@ -76,8 +76,9 @@ def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[F
     findings += _tool_calls(result)
     findings += _finish(result)
     if counter is not None:
-        by_text = list(_control_tokens(result, counter))
-        findings += by_text or list(_emitted_control_tokens(result, counter))
+        regions = list(_untrusted_regions(result))
+        by_text = list(_control_tokens(result, counter, regions))
+        findings += by_text or list(_emitted_control_tokens(result, counter, regions))
         findings += _recount(result, counter)
     findings += _template_dropped(result, counter)
     findings += _trace_sum(result)
@@ -321,8 +322,11 @@ def _untrusted_regions(result: AssemblyResult) -> Iterator[tuple[int, str, int, 
             yield i, text, start, end, block_id, what
 
 
-def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
-    for i, text, start, end, block_id, what in _untrusted_regions(result):
+Region = tuple[int, str, int, int, "str | None", str]
+
+
+def _control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: list[Region]) -> Iterator[Finding]:
+    for i, text, start, end, block_id, what in untrusted:
         item = block_id or result.messages[i].tool_call_id
         section = "evidence" if block_id else "tool_exchanges"
         for literal, a, b in counter.control_tokens_in(text[start:end]):
@@ -339,13 +343,14 @@ def _control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[F
 _INVISIBLE = dict.fromkeys(map(ord, "\u2060\u200b\u200c\u200d\ufeff\u00ad"))
 
 
-def _emitted_control_tokens(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
+def _emitted_control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: list[Region]
+                            ) -> Iterator[Finding]:
     """The emitted token ids, not only the text: the request holds no more control or marker tokens than
     the same request with every untrusted text replaced by a plain placeholder. Checked where an untrusted
     text holds something like a spelling once invisible characters are taken out (a normaliser may)."""
     control = counter.control_token_ids()
     spellings = counter.untrusted_spellings()
-    regions = [(i, start, end) for i, _, start, end, _, _ in _untrusted_regions(result)]
+    regions = [(i, start, end) for i, _, start, end, _, _ in untrusted]
     if not control or not spellings or not regions:
         return
     suspect = [r for r in regions

@@ -5,6 +5,7 @@ escaped so no passage can close its block or open another; ``unescape`` reverses
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .contracts import ChatMessage, Evidence, Request, ToolDefinition
@@ -22,25 +23,15 @@ def escape(text: str) -> str:
     return text
 
 
+_ENTITY = re.compile("&(amp|lt|gt|quot);")
+_RAW = {entity[1:-1]: raw for raw, entity in _ESCAPES}
+
+
 def unescape(text: str) -> str:
-    """Exact inverse of ``escape`` (only the entities ``escape`` writes are read)."""
-    out = []
-    i = 0
-    entities = {entity: raw for raw, entity in _ESCAPES}
-    while i < len(text):
-        if text[i] == "&":
-            for entity, raw in entities.items():
-                if text.startswith(entity, i):
-                    out.append(raw)
-                    i += len(entity)
-                    break
-            else:
-                out.append("&")
-                i += 1
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+    """Exact inverse of ``escape`` (only the entities ``escape`` writes are read, left to right)."""
+    if "&" not in text:
+        return text
+    return _ENTITY.sub(lambda m: _RAW[m.group(1)], text)
 
 
 def evidence_block(passage: Evidence) -> str:

@@ -24,6 +24,28 @@ def test_escaping_round_trips_exactly_for_any_string(text):
     assert not TAG.search(escaped)
 
 
+def unescape_by_char(text: str) -> str:
+    """The entities ``escape`` writes read one character at a time, left to right: what ``unescape`` must give."""
+    entities = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"'}
+    out, i = [], 0
+    while i < len(text):
+        entity = next((e for e in entities if text.startswith(e, i)), None)
+        out.append(entities[entity] if entity else text[i])
+        i += len(entity) if entity else 1
+    return "".join(out)
+
+
+ENTITY_SOUP = st.lists(st.sampled_from(["&", "amp;", "lt;", "gt;", "quot;", "&amp;", "&lt;", "&gt;", "&quot;", "&#39;",
+                                        ";", "a", "<", "é"]), max_size=12).map("".join)
+
+
+@given(st.one_of(NASTY_TEXT, ENTITY_SOUP))
+@settings(max_examples=400)
+def test_unescape_reads_any_text_as_a_left_to_right_scan_of_escapes_entities_does(text):
+    assert unescape(text) == unescape_by_char(text)
+    assert unescape(escape(text)) == text
+
+
 @st.composite
 def requests(draw):
     n_turns = draw(st.integers(0, 5))

@@ -210,14 +210,14 @@ class MistralCounter(TokenCounter):
     def render_text(self, messages, tools) -> str:
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 
+        renderer = self._renderer()
+        if renderer is not None:  # the spans as written: no tokenisation, no per-token decode
+            try:
+                return renderer.render_text(messages, tools)
+            except Exception:  # noqa: BLE001 - not sure of it: mistral-common's own encode and decode
+                pass
         tokens = self.last_token_ids(self.request_key(messages, tools))  # the recount's, in an audit
         if tokens is None:
-            renderer = self._renderer()
-            if renderer is not None:
-                try:
-                    return renderer.render_text(messages, tools)
-                except Exception:  # noqa: BLE001 - not sure of it: mistral-common's own encode and decode
-                    pass
             tokens = self._encode(messages, tools).tokens
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
 
