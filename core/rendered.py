@@ -42,6 +42,11 @@ class _InOrder:
         self.rendered, self.at = rendered, 0
 
     def __call__(self, text: str) -> bool:
+        stripped = text.strip()
+        found = self.rendered.find(stripped, self.at) if stripped else -1
+        if found >= 0:  # the first spelling, from the cursor: what ``contains`` answers first (no JSON quoting)
+            self.at = found
+            return True
         return self.contains(*_spellings(text))
 
     def contains(self, *spellings: str) -> bool:
