@@ -121,6 +121,10 @@ __all__ += [
     "AUTO", "AutoCounter", "CounterEntry", "ModelInfo", "OpenAICounter", "auto_counter_spec", "available_counters",
     "lookup_model", "parse_template_kwargs", "NOT_RENDERED", "mark_not_rendered",
 ]
+# An estimate's bar drawn to the provider's recorded figure (issue 13).
+from .barlayout import BarBasis, bar_basis  # noqa: E402
+
+__all__ += ["BarBasis", "bar_basis"]
 # The token view (issue 16): a text as the counter's tokens, ids and boundaries.
 from .tokenview import TokenPiece, token_view  # noqa: E402
 

@@ -165,8 +165,10 @@ def _screenshot(args: argparse.Namespace, settings) -> int:
     if not args.files and not args.demo:
         print("context-inspector: --screenshot needs a FILE or --demo", file=sys.stderr)
         return 2
-    # reproducible pictures: the embedded counter unless one is named, and nothing remembered
-    window = MainWindow(settings=settings, persist=False, counter_spec=args.counter or core.DEFAULT_COUNTER)
+    # reproducible pictures: nothing remembered; auto unless one is named (our own requests: the embedded
+    # counter; imported ones: their model's, or an estimate that says so), the demo with the embedded one
+    window = MainWindow(settings=settings, persist=False,
+                        counter_spec=args.counter or (core.DEFAULT_COUNTER if args.demo else core.AUTO))
     window.resize(*SCREENSHOT_SIZE)
     window.show()
     if args.demo:

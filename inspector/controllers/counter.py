@@ -1,5 +1,9 @@
 """The token counter the window counts with: built off the GUI thread, remembered in settings, and the
-embedded counter when a remembered one cannot be built at start-up."""
+embedded counter when a remembered one cannot be built at start-up.
+
+Nothing remembered means ``auto`` (as ``count`` on the command line): an imported request is counted with
+its model's counter (or, where that cannot be built here, as an estimate that says what to run), our own
+requests with the embedded counter."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,7 +23,7 @@ class CounterController(QObject):
     def __init__(self, window: MainWindow, spec: str) -> None:
         super().__init__(window)
         self.window = window
-        self.spec = CounterCache.normalise(spec)
+        self.spec = CounterCache.normalise(spec or core.AUTO)
         self.counter: core.TokenCounter | None = None
         self.pending = False
         self._thread: CounterThread | None = None
@@ -72,7 +76,7 @@ class CounterController(QObject):
         self.counter = counter
         w.replay.set_counter(counter)
         if w.persist and self._remember:
-            w.settings.set_last_counter(None if spec == core.DEFAULT_COUNTER else spec)
+            w.settings.set_last_counter(None if spec == core.AUTO else spec)
             if spec.startswith("hf:"):
                 w.settings.add_hf_dir(spec[3:].partition("?")[0])
         w.update_status()

@@ -37,7 +37,7 @@ def test_the_picker_lists_every_family_and_hf_dirs_used_before(window, tiktoken_
         assert spec in labels
     assert any(label.startswith("estimate:claude") and label.endswith("(an estimate)") for label in labels)
     checked = [a.text() for a in window.count_with_menu.actions() if a.isChecked()]
-    assert checked == [core.DEFAULT_COUNTER]
+    assert checked == [core.AUTO]  # nothing remembered: auto, as count on the command line
 
 
 def test_auto_counts_an_imported_gpt_request_with_its_own_counter_and_window(window, qtbot, open_and_wait,
@@ -83,10 +83,29 @@ def test_screenshot_of_an_imported_openai_request(window, qtbot, open_and_wait, 
 
 def test_an_estimate_is_drawn_beside_the_provider_figure_it_yields_to(window, qtbot, open_and_wait, tiktoken_cache):
     open_with_auto(window, qtbot, open_and_wait, CLAUDE)
-    bar = window.bar
-    assert bar.marks.provider_label.textItem.toPlainText() == "provider 568 (authoritative)"
+    bar, row = window.bar, window.current_row
+    ours = row.result.input_tokens
+    # the main lane is drawn to the provider's 568: each section our estimate's share of it ("≈" in its label)
+    sections = [s for s in bar.segments if s.kind == "section" and s.lane == "main"]
+    assert sum(s.tokens for s in sections) == 568 and max(s.x1 for s in sections) == 568
+    assert all(s.estimate is not None for s in sections)
+    assert next(s for s in bar.segments if s.kind == "free").x0 == 568
+    from inspector.panes.budget.plot import drawn_segments
+
+    labels = [d.label for d in drawn_segments(sections, window.palette(), None)]
+    assert all("≈" in label for label in labels)
+    # our estimate and its drift beside it, below, in words that say it is an estimate
+    assert bar.marks.provider_label.textItem.toPlainText() == (
+        f"our estimate {ours:,} · drift {ours - 568:+,}")
+    ticks = bar.plot.getPlotItem().getAxis("left")._tickLevels[0]  # pyqtgraph keeps the ticks set here
+    assert [t[1] for t in ticks] == ["provider", "estimate"]
+    assert (f"568 input tokens as the provider recorded them (our estimate {ours:,}, drift {ours - 568:+,})"
+            in bar.caption.text())
     assert "Our count is an estimate (estimate:claude-3-5-haiku-20241022); the provider's 568 input tokens" in \
         bar.caption.text()
+    assert any(e.startswith("Our estimate of the input (no public tokenizer") for e in bar.legend.entries())
+    assert "Input 568 / " in window.status.tokens_label.text() and f"our estimate {ours}" in \
+        window.status.tokens_label.text()
     window.resize(1280, 800)
     qtbot.wait(200)
     window.grab().save("/tmp/i13-claude-window.png")
