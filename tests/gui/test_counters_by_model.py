@@ -109,3 +109,32 @@ def test_an_estimate_is_drawn_beside_the_provider_figure_it_yields_to(window, qt
     window.resize(1280, 800)
     qtbot.wait(200)
     window.grab().save("/tmp/i13-claude-window.png")
+
+
+def test_auto_is_the_default_and_says_loudly_when_it_falls_back_to_an_estimate(qtbot, tmp_path, monkeypatch):
+    """Nothing remembered: auto. A GPT request whose encoding is not in the tiktoken cache here is counted as an
+    estimate (never downloaded), drawn to the provider's figure, and the window says what to run."""
+    from inspector.mainwindow import MainWindow
+    from inspector.workers import CounterCache
+
+    path = realworld(GPT_TOOLS)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache: a fresh machine
+    window = MainWindow(counter_cache=CounterCache())  # counters of earlier tests are not reused
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(window.is_idle, timeout=60000)
+    assert window.counter_spec == core.AUTO
+    window.open_files([str(path)])
+    qtbot.waitUntil(window.is_idle, timeout=60000)
+    row = window.request_model.rows()[0]
+    window.select_row(row)
+    assert row.result.counter.name == "estimate:gpt-3.5-turbo" and row.result.counter.kind == "estimate"
+    assert column(window, row, RequestListModel.C_COUNTER) == "estimate:gpt-3.5-turbo (estimate)"
+    warnings = [text for level, text in window.messages if level == "warning" and "auto picked" in text]
+    assert len(warnings) == 1  # once per model, not once per request (the file holds three)
+    assert "openai:gpt-3.5-turbo" in warnings[0] and "context-assembler tokenizers fetch cl100k_base" in warnings[0]
+    assert warnings[0].endswith("counted as an estimate (estimate:gpt-3.5-turbo) instead")
+    assert "an estimate: its own counter cannot be used here" in window.status.counter_label.text()
+    assert window.bar.marks.provider_label.textItem.toPlainText().startswith("our estimate ")
+    assert not any(tmp_path.iterdir())  # nothing was fetched on its own
+    window.shutdown()
