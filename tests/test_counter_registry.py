@@ -149,3 +149,17 @@ def test_tokenizers_list_prints_every_counter(tiktoken_cache, capsys):
     out = capsys.readouterr().out
     assert "openai:gpt-4o" in out and "mistral:tekken_240911" in out and "estimate:claude-sonnet-4-6" in out
     assert "tiktoken cache:" in out and "o200k_base" in out
+
+
+def test_the_catalogue_lists_the_counters_of_the_persons_model_table(tmp_path, monkeypatch):
+    table = tmp_path / "models.json"
+    table.write_text(json.dumps({"my-finetune": {"max_input_tokens": 32768, "counter": "hf:/opt/my-tokenizer"},
+                                 "my-other": {"max_input_tokens": 8192, "counter": "hf:/opt/my-tokenizer"},
+                                 "gpt-4o": {"max_input_tokens": 128000, "counter": "openai:gpt-4o"}}))
+    monkeypatch.setenv("CONTEXT_ASSEMBLER_MODELS", str(table))
+    entries = {e.spec: e for e in available_counters()}
+    assert entries["hf:/opt/my-tokenizer"].description == (
+        f"named in your model table {table} for my-finetune, my-other")
+    assert [e.spec for e in available_counters()].count("openai:gpt-4o") == 1  # listed once
+    table.write_text("{not json")
+    assert "hf:/opt/my-tokenizer" not in {e.spec for e in available_counters()}  # unreadable: not listed
