@@ -26,7 +26,7 @@ def column(window, row, col):
     return model.index(model.row_number(row), col).data()
 
 
-def test_the_picker_lists_every_family_and_hf_dirs_used_before(window, tiktoken_cache):
+def test_the_picker_lists_every_family_and_hf_dirs_used_before(window, qtbot, tiktoken_cache):
     window.settings.add_hf_dir("/tmp/a-tokenizer-dir")
     from inspector.menus import fill_counter_menu
 
@@ -37,7 +37,11 @@ def test_the_picker_lists_every_family_and_hf_dirs_used_before(window, tiktoken_
         assert spec in labels
     assert any(label.startswith("estimate:claude") and label.endswith("(an estimate)") for label in labels)
     checked = [a.text() for a in window.count_with_menu.actions() if a.isChecked()]
-    assert checked == [core.AUTO]  # nothing remembered: auto, as count on the command line
+    assert checked == [core.DEFAULT_COUNTER]  # the fixture's window counts with the embedded one
+    window.set_counter_spec(core.AUTO)
+    qtbot.waitUntil(window.is_idle, timeout=60000)
+    fill_counter_menu(window)
+    assert [a.text() for a in window.count_with_menu.actions() if a.isChecked()] == [core.AUTO]
 
 
 def test_auto_counts_an_imported_gpt_request_with_its_own_counter_and_window(window, qtbot, open_and_wait,
