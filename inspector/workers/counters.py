@@ -59,6 +59,10 @@ class CounterCache:
             self._auto = _Cached()
         return self._auto
 
+    def forget_failures(self) -> None:
+        """``auto`` tries again the counters it could not build (a tokenizer was just fetched)."""
+        self._auto = None
+
     def forget(self, spec: str | None) -> None:
         with self._build_lock:
             self._counters.pop(self._key(spec), None)

@@ -142,3 +142,61 @@ def test_auto_is_the_default_and_says_loudly_when_it_falls_back_to_an_estimate(q
     assert window.bar.marks.provider_label.textItem.toPlainText().startswith("our estimate ")
     assert not any(tmp_path.iterdir())  # nothing was fetched on its own
     window.shutdown()
+
+
+def test_the_counter_menu_downloads_a_missing_encoding_when_asked_and_counts_again(qtbot, tmp_path, monkeypatch,
+                                                                                  tiktoken_cache):
+    """A fresh machine: gpt-4.1 is counted as an estimate until the person picks "Download o200k_base…";
+    then it is fetched (here from a server on 127.0.0.1 serving the real file) and the file counted again."""
+    import functools
+    import http.server
+    import threading
+
+    from inspector.mainwindow import MainWindow
+    from inspector.menus import fill_counter_menu
+    from inspector.workers import CounterCache
+
+    path = realworld(REALWORLD / "platform-exports" / "langfuse-openai-agents-2025-09-30.trace.json")
+    served = tmp_path / "served"
+    served.mkdir()
+    real = tiktoken_cache / core.TIKTOKEN_ENCODINGS["o200k_base"].cache_name
+    (served / "o200k_base.tiktoken").write_bytes(real.read_bytes())
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))  # empty: nothing cached yet
+    window = MainWindow(counter_cache=CounterCache())
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        qtbot.waitUntil(window.is_idle, timeout=60000)
+        window.open_files([str(path)])
+        qtbot.waitUntil(window.is_idle, timeout=60000)
+        assert window.request_model.rows()[0].result.counter.name == "estimate:gpt-4.1-2025-04-14"
+        fill_counter_menu(window)
+        labels = [a.text() for a in window.count_with_menu.actions()]
+        assert "Download o200k_base…" in labels and "Download cl100k_base…" in labels
+        assert not cache.exists()  # listed, never fetched on its own
+        from PySide6.QtWidgets import QMessageBox
+
+        asked = []
+        monkeypatch.setattr(QMessageBox, "question", lambda parent, title, text, *a: asked.append(text) or
+                            QMessageBox.StandardButton.No)
+        window.counters.fetch_dialog("o200k_base")  # the person says no: nothing is downloaded
+        assert "Download the tiktoken encoding o200k_base from https://openaipublic" in asked[0]
+        assert str(cache) in asked[0] and not window.counters.fetching and not cache.exists()
+        window.counters.fetch("o200k_base", url=f"http://127.0.0.1:{server.server_address[1]}/o200k_base.tiktoken")
+        qtbot.waitUntil(lambda: window.is_idle() and window.request_model.rowCount() == 2 and
+                        window.request_model.rows()[0].result is not None and
+                        window.request_model.rows()[0].result.counter.name.startswith("openai:"), timeout=60000)
+        row = window.request_model.rows()[0]
+        assert row.result.counter.name == "openai:gpt-4.1-2025-04-14" and row.result.input_tokens == 79
+        assert (cache / core.TIKTOKEN_ENCODINGS["o200k_base"].cache_name).read_bytes() == real.read_bytes()
+        assert any(level == "info" and text.startswith("Downloaded ") for level, text in window.messages)
+        fill_counter_menu(window)
+        assert "Download o200k_base…" not in [a.text() for a in window.count_with_menu.actions()]
+    finally:
+        window.shutdown()
+        server.shutdown()
