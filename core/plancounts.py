@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import unicodedata
 from typing import Any, Callable, Mapping, Sequence
 
@@ -246,6 +247,61 @@ def thresholds_of(strategy: Any, limit: int) -> tuple[int, ...] | None:
     return values
 
 
+
+def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | None:
+    """Where ``new`` differs from ``old`` by one change in one place (entries dropped, added or replaced
+    there; the same objects before and after it): the first index that differs, ``len(old) - len(new)``
+    and the index in ``new`` from which the two hold the same objects again. ``None`` for any other change."""
+    step, p = 1, 0
+    limit = min(len(old), len(new))
+    while p < limit and old[p] is new[p]:  # gallop over the common start: strategies change the front
+        span = min(step, limit - p)
+        if all(map(operator.is_, old[p:p + span], new[p:p + span])):
+            p += span
+            step *= 2
+        else:
+            step = 1
+            p += 1
+    d = len(old) - len(new)
+    rejoin = p + max(-d, 0) if d else p + 1
+    if rejoin > len(new) or not all(map(operator.is_, new[rejoin:], old[rejoin + d:])):
+        return None
+    return p, d, rejoin
+
+
+def _back(state: tuple, n: int) -> tuple:
+    """A walk's state before position ``n`` with its run starts as distances back from ``n`` (so a state
+    taken over from a list the entries moved in still holds)."""
+    previous, text, trail, last, previous_user = state
+    return (previous, text, None if trail is None else n - trail, None if last is None else n - last, previous_user)
+
+
+def _at(state: tuple, n: int) -> tuple:
+    """``_back``'s state with its run starts as positions again."""
+    previous, text, trail, last, previous_user = state
+    return (previous, text, None if trail is None else n - trail, None if last is None else n - last, previous_user)
+
+
+def _same_run(distance: int | None, start: int | None, n: int, rejoined: int) -> bool:
+    """Whether a run start (a position in this list, before position ``n``) is the one the last list's
+    state had (``distance`` back), among the entries both lists share from where they meet again (a start
+    before that spans the change)."""
+    if distance is None or start is None:
+        return distance is None and start is None
+    return start >= rejoined and distance == n - start
+
+
+def _same_context(a: tuple, b: tuple) -> bool:
+    """Whether two chain contexts are the same committed prompt around the section (by identity)."""
+    for x, y in zip(a[:-1], b[:-1]):
+        if isinstance(x, list):
+            if len(x) != len(y) or not all(map(operator.is_, x, y)):
+                return False
+        elif not (x is y or (isinstance(x, (str, bool, tuple)) and x == y)):
+            return False
+    return True
+
+
 class PlanCounts:
     """The reference: every question is answered by counting the complete prompt."""
 
@@ -324,8 +380,21 @@ class PlanCounts:
     def commit(self, name: str, entries: Sequence[Any]) -> None:
         self.current[name] = list(entries)
 
+    final_ids: list[int] | None = None  # the emitted prompt's token ids (its text decodes from them)
+
     def final_total(self) -> int:
-        return self.total(exact=True)
+        """The emitted prompt, tokenised once more (never from a cache)."""
+        messages = self._render(self.states, self.current)
+        if not messages:
+            return self.total(exact=True)
+        before = self.counter.full_counts
+        try:
+            ids = self.counter.token_ids(messages, self.tools)
+        except CounterError as exc:
+            raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
+        self.full_counts += 1 + self.counter.full_counts - before
+        self.final_ids = ids
+        return len(ids)
 
     def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
         """What each kept entry added, in order, to the final prompt (prefixes of the section)."""
@@ -358,6 +427,9 @@ class FastPlanCounts(PlanCounts):
         self._steps: dict[tuple, tuple] = {}  # a chain step's constant, by the objects around it
         self._block_keep: list[Any] = []  # messages whose ids key _block_ids stay alive
         self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
+        self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
+        self._walk_end: tuple | None = None
+        self._epoch = 0  # bumped whenever a constant turns out unstable: walked costs are then not reused
         self.running: int | None = None
         self._running_checked = False
         self.message_sections = [st.plan.name for st in self.states if st.plan.into is None]
@@ -623,12 +695,37 @@ class FastPlanCounts(PlanCounts):
 
     def _chain(self, name: str, entries: list[Any]) -> list[int] | None:
         """What each entry adds in turn, inserted after the previous one and before the next section,
-        to the committed prompt."""
+        to the committed prompt. A strategy asks about one list after another, each a small change of
+        the one before (an entry dropped at the front, a turn added): the walk over the entries resumes
+        from the last list's state where the two lists part, and takes the last list's costs again
+        from where its state is met again (so a 10,000-entry section is not walked 10,000 times)."""
         if name in self.into:
             return self._passage_chain(name, entries)
+        ctx = self._chain_context(name)
+        if ctx[2]:  # evidence blocks in the section's first user message: walk it whole
+            return self._walk(ctx, entries, 0, ctx[-1], None)[0]
+        cached = self._chain_cache.get(name)
+        resume = None
+        if cached is not None and cached[0] == self._epoch and _same_context(cached[1], ctx):
+            resume = _where_lists_part(cached[2], entries)
+        if resume is None:
+            costs, states = self._walk(ctx, entries, 0, ctx[-1], None)
+        else:
+            p, d, rejoin = resume
+            old_costs, old_states = cached[3], cached[4]
+            costs, states = self._walk(ctx, entries, p, old_states[p] if p < len(old_states) else cached[5],
+                                       (old_costs, old_states, d, rejoin))
+            if costs is not None:
+                costs, states = old_costs[:p] + costs, old_states[:p] + states
+        if costs is not None and states is not None:
+            end_state = self._walk_end
+            self._chain_cache[name] = (self._epoch, ctx, list(entries), costs, states, end_state)
+        return costs
+
+    def _chain_context(self, name: str) -> tuple:
+        """What a chain's costs depend on besides its entries: the committed prompt around the section."""
         before, after = self._neighbours(name)
         blocks = self._blocks(name)
-        host = next((k for k, m in enumerate(entries) if m.role == "user"), None) if blocks else None
         after_text = self._text(after)
         # Mistral puts the system text at the start of the last run of user messages (consecutive user
         # messages are joined into one): an entry that moves that start moves the seam of the system text
@@ -653,15 +750,39 @@ class FastPlanCounts(PlanCounts):
                 previous_user = True
             else:
                 trail, previous_user = None, False
+        state = _back((before, self._text(before), trail, last, previous_user), len(earlier))
+        return (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
+                after_seam, state)
+
+    def _walk(self, ctx: tuple, entries: list[Any], k0: int, state: tuple, resume: tuple | None
+              ) -> tuple[list[int] | None, list[tuple] | None]:
+        """Costs of ``entries[k0:]`` and the walk's state before each, from ``state`` before entry ``k0``;
+        with ``resume`` (the last list's costs and states, its offset and where the lists meet again), the
+        last list's costs are taken over from the first entry whose state is the one it had there."""
+        (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
+         after_seam, _) = ctx
+        host = next((k for k, m in enumerate(entries) if m.role == "user"), None) if blocks else None
+        size = len(earlier)
+        previous, previous_text, trail, last, previous_user = _at(state, size + k0)
 
         def item(i: int) -> Any:
-            return earlier[i] if i < len(earlier) else entries[i - len(earlier)]
+            return earlier[i] if i < size else entries[i - size]
 
-        costs = []
-        previous, previous_text = before, self._text(before)
-        for k, message in enumerate(entries):
+        costs: list[int] = []
+        states: list[tuple] = []
+        for k in range(k0, len(entries)):
+            message = entries[k]
+            if resume is not None and k >= resume[3]:
+                old_costs, old_states, d, rejoin = resume
+                was = old_states[k + d] if k + d < len(old_states) else None
+                n = size + k
+                if (was is not None and was[0] is previous and was[4] == previous_user
+                        and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
+                    self._walk_end = self._chain_cache[name][5]
+                    return costs + old_costs[k + d:], states + old_states[k + d:]
+            states.append(_back((previous, previous_text, trail, last, previous_user), size + k))
             if not _plain(message):
-                return None
+                return None, None
             text = user_content(message.content, [self._evidence(b) for b in blocks]) if host == k else message.content
             moves: list[Any] | None = None
             n = len(earlier) + k
@@ -684,13 +805,13 @@ class FastPlanCounts(PlanCounts):
                         new, new_first = None, _STUB
                 if old_first is not new_first:
                     if old_first is None or new_first is None:
-                        return None
+                        return None, None
                     start = min(i for i in (old, new, n) if i is not None)
                     if n - start > 64:
-                        return None
+                        return None, None
                     lead = _compress_runs([item(i) for i in range(start, n)])
                     if len(lead) > 16:
-                        return None
+                        return None, None
                     moves = [lead, old_first, new_first]
             trail, last, previous_user = new_trail, new_last, message.role == "user"
             step = None
@@ -706,18 +827,20 @@ class FastPlanCounts(PlanCounts):
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
                                                after_text, systems if moves is not None else [], moves)
                 if constant is None:
-                    return None
+                    return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
                     self._steps[step] = (constant, key, previous, message, after)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
                 if placed is None:
-                    return None
+                    return None, None
                 costs.append(self.counter.text_count(message.content) + placed + constant)
             else:
                 costs.append(self.counter.text_count(text) + constant)
             previous, previous_text = message, text
-        return costs
+
+        self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
+        return costs, states
 
     def _neighbours(self, name: str) -> tuple[Any, Any]:
         """The messages rendered just before and just after section ``name``."""
@@ -819,6 +942,7 @@ class FastPlanCounts(PlanCounts):
                                           systems, moves)
         if measured is None or (known is not None and measured != known[0]):
             memo[key] = _UNSTABLE
+            self._epoch += 1
             return None, key
         # (value, checked by a second entry, the first entry's text)
         memo[key] = (measured, known is not None, text)
@@ -960,6 +1084,7 @@ class FastPlanCounts(PlanCounts):
             values.append(known[0])
         if len(set(values)) != 1:
             memo[key] = _UNSTABLE
+            self._epoch += 1
             return None
         memo[key] = (values[0], len(values) > 1, None)
         return values[0]

@@ -583,7 +583,7 @@ class ContextAssembler:
             result.summaries = summaries  # type: ignore[attr-defined]
         from .rendered import mark_not_rendered
 
-        return mark_not_rendered(result, self.counter)
+        return mark_not_rendered(result, self.counter, ids=counts.final_ids)
 
 
 def _compaction_reason(st: _SectionState, out: list[tuple[Message, int]], kept_costs: list[int],

@@ -30,7 +30,8 @@ def _spellings(text: str) -> list[str]:
 
 
 def _present(rendered: str, text: str) -> bool:
-    return any(s in rendered for s in _spellings(text))
+    stripped = text.strip()
+    return bool(stripped) and stripped in rendered or any(s in rendered for s in _spellings(text))
 
 
 def _call_present(rendered: str, name: str, arguments: dict) -> bool:
@@ -44,10 +45,17 @@ def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefini
                      ) -> dict[int, str]:
     """Message index -> what of it the rendered text lacks."""
     missing: dict[int, str] = {}
+    at = 0  # messages mostly appear in order: look for each after the one before, then anywhere
     for i, m in enumerate(messages):
         lacks = []
-        if m.content and m.content.strip() and not _present(rendered, m.content):
-            lacks.append(f"its text ({len(m.content)} chars)")
+        stripped = m.content.strip() if m.content else ""
+        found = rendered.find(stripped, at) if stripped else -1
+        if found >= 0:
+            at = found + len(stripped)
+        elif stripped:
+            at = 0  # out of order (Mistral writes the system text last): look from the start again
+            if not _present(rendered, m.content):
+                lacks.append(f"its text ({len(m.content)} chars)")
         for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
             if not _call_present(rendered, call.name, call.arguments):
                 lacks.append(f"tool call {call.id} ({call.name})")
@@ -60,11 +68,15 @@ def missing_tools(tools: Sequence[ToolDefinition], rendered: str) -> list[str]:
     return [t.name for t in tools if t.name not in rendered or (t.description and not _present(rendered, t.description))]
 
 
-def mark_not_rendered(result: AssemblyResult, counter: TokenCounter) -> AssemblyResult:
+def mark_not_rendered(result: AssemblyResult, counter: TokenCounter, *, ids: Sequence[int] | None = None
+                      ) -> AssemblyResult:
     """``result`` with each sent entry whose item the template left out marked ``not rendered`` (0 tokens, a
-    reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails."""
+    reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails.
+    ``ids``, the token ids of the result's request, spare a render where the counter can decode them."""
     try:
-        rendered = counter.render_text(result.messages, result.tools)
+        rendered = counter.text_of_ids(ids) if ids is not None else None
+        if rendered is None:
+            rendered = counter.render_text(result.messages, result.tools)
     except CounterError:
         return result
     missing = missing_messages(result.messages, result.tools, rendered)
