@@ -1056,11 +1056,30 @@ class FastPlanCounts(PlanCounts):
         return hit[2]
 
     def _first_block(self, question: str, message: Any) -> int:
-        """Tokens the first block adds with the preamble and the question's label."""
+        """Tokens the first block adds with the preamble and the question's label: its block's own tokens
+        plus a constant (the block's ends, the preamble and the label are the same text for every passage),
+        once three passages have measured the same constant from text counts; measured until then, and
+        always where two passages disagreed."""
         hit = self._first_memo.get((id(message), question))
         if hit is None or hit[0] is not message:
-            text = self.counter.text_count
-            hit = (message, text(user_content(question, [self._evidence(message)])) - text(question))
+            key = ("first-block", question)
+            memo = self._scope()
+            known = memo.get(key)
+            if known is not None and known != _UNSTABLE and known[1] >= 2:
+                value = self._block_tokens(message) + known[0]
+            else:
+                text = self.counter.text_count
+                value = text(user_content(question, [self._evidence(message)])) - text(question)
+                constant = value - self._block_tokens(message)
+                if known is None:
+                    memo[key] = (constant, 0, message.content)
+                elif known != _UNSTABLE and known[2] != message.content:
+                    if known[0] == constant:
+                        memo[key] = (constant, known[1] + 1, message.content)
+                    else:
+                        memo[key] = _UNSTABLE
+                        self._epoch += 1
+            hit = (message, value)
             self._first_memo[(id(message), question)] = hit
         return hit[1]
 
