@@ -153,9 +153,11 @@ class SummariseSpan:
         # grown until what remains plus a summary of max_summary_tokens fits.
         room = self._room(budget_tokens)
         taken: list[int] = []
+        pins_before: list[Message] = []  # the pins among the entries up to the last one taken
         for i in unpinned:
+            pins_before += entries[taken[-1] + 1 if taken else 0:i]  # between two unpinned entries: pins
             taken.append(i)
-            rest = [m for j, m in enumerate(entries) if j not in taken]
+            rest = pins_before + entries[i + 1:]  # every entry but those taken, in order
             if count(rest) + room <= budget_tokens:
                 break
         span = [entries[i] for i in taken]
@@ -167,6 +169,6 @@ class SummariseSpan:
                 self.memo[digest] = text
         summary_message = Message(role="user", id=f"summary-{digest[:12]}", content=SUMMARY_PREFIX + text)
         replaced = tuple(m.id or f"#{entries.index(m)}" for m in span)
-        kept = [m for j, m in enumerate(entries) if j < taken[0]] + [summary_message] + \
-               [m for j, m in enumerate(entries) if j > taken[0] and j not in taken]
+        gone = set(taken)
+        kept = entries[:taken[0]] + [summary_message] + [m for j, m in enumerate(entries) if j > taken[0] and j not in gone]
         return CompactionOutcome(tuple(kept), (), (Summary(summary_message.id, summary_message, replaced, digest),))
