@@ -9,33 +9,23 @@ deprecated ``gen_ai.prompt`` JSON.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..contracts import ChatMessage, ToolDefinition
 from .model import ImportedRequest, Recorded, SpanNode
-from .normalise import (ROLES, Context, Draft, Malformed, as_int, drafts_from, finish, output_messages, parse_json_text,
-                        read_parts, role_of, tool_call, tool_definition, tool_definitions, updated)
+# chat_message(s) and Event are re-exported for the span importers (otlp, platforms, langfuse, otel_js).
+from .genai_messages import (MESSAGE_EVENTS, Event, chat_list, chat_message, chat_messages, first, indexed,  # noqa: F401
+                             inside, message_events, oi_message, openinference, openllmetry, semconv, unflatten)
+from .normalise import (Context, Draft, Malformed, as_int, drafts_from, finish, output_messages, parse_json_text,
+                        read_parts, tool_definition, tool_definitions, updated)
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
-                  "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
 MODEL_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}
 # Input tokens the provider read from its prompt cache, as each convention names them.
 CACHED_INPUT_KEYS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
                      "gen_ai.usage.cached_input_tokens", "gen_ai.usage.cache_read_tokens",
                      "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens")
-
-
-@dataclass
-class Event:
-    """A span event or log record: its name, attributes and (for log records) body."""
-
-    name: str
-    attributes: dict[str, Any]
-    body: Any = None
-    place: str = ""
 
 
 def span_node(span: "SpanView", model_call: bool) -> SpanNode:
@@ -80,49 +70,6 @@ def is_model_call(span: SpanView) -> bool:
                                                                              and kind.upper() == "LLM")
 
 
-def inside(place: str, key: str) -> str:
-    """A place inside a span: ``spans[1] / gen_ai.input.messages[2]`` (just the key for a bare attributes file)."""
-    return f"{place} / {key}" if place else key
-
-
-def first(attrs: dict[str, Any], *keys: str) -> Any:
-    for key in keys:
-        value = attrs.get(key)
-        if value is not None and value != "":
-            return value
-    return None
-
-
-def unflatten(attrs: dict[str, Any], prefix: str) -> Any:
-    """Nested values from dotted keys under ``prefix`` (``llm.input_messages.0.message.role``); numeric
-    levels become lists in index order. A structured value stored at ``prefix`` itself is returned as is."""
-    if prefix in attrs and not isinstance(attrs[prefix], str):
-        return attrs[prefix]
-    root: dict[str, Any] = {}
-    dot = prefix + "."
-    for key, value in attrs.items():
-        if not key.startswith(dot):
-            continue
-        node = root
-        parts = key[len(dot):].split(".")
-        for part in parts[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[parts[-1]] = value
-    return _lists(root) if root else None
-
-
-def _lists(node: Any) -> Any:
-    if not isinstance(node, dict):
-        return node
-    if node and all(re.fullmatch(r"\d+", k) for k in node):
-        size = max(int(k) for k in node) + 1
-        return [_lists(node.get(str(i))) for i in range(size)]  # a gap stays None: reported by the reader
-    return {k: _lists(v) for k, v in node.items()}
-
-
 # ------------------------------------------------------------------------------------------
 
 
@@ -161,206 +108,23 @@ def _sources(span: SpanView, details: Event | None) -> list[tuple[str, Callable[
     place = span.place
     found: list[tuple[str, Callable[[Context], list[Draft]]]] = []
     if "gen_ai.input.messages" in a or "gen_ai.system_instructions" in a:
-        found.append(("gen_ai", lambda ctx: _semconv(a, place, ctx)))
+        found.append(("gen_ai", lambda ctx: semconv(a, place, ctx)))
     if details is not None and ("gen_ai.input.messages" in details.attributes
                                 or "gen_ai.system_instructions" in details.attributes):
-        found.append(("gen_ai-event", lambda ctx: _semconv(details.attributes, details.place, ctx)))
+        found.append(("gen_ai-event", lambda ctx: semconv(details.attributes, details.place, ctx)))
     if any(e.name in MESSAGE_EVENTS for e in span.events):
-        found.append(("gen_ai-message-events", lambda ctx: _message_events(span.events, ctx)))
+        found.append(("gen_ai-message-events", lambda ctx: message_events(span.events, ctx)))
     prefix = next((p for p in ("gen_ai.prompt", "llm.prompts") if any(k.startswith(p + ".") for k in a)), None)
     if prefix is not None:
-        found.append(("openllmetry", lambda ctx: _openllmetry(a, prefix, place, ctx)))
+        found.append(("openllmetry", lambda ctx: openllmetry(a, prefix, place, ctx)))
     if any(k.startswith("llm.input_messages") for k in a):
-        found.append(("openinference", lambda ctx: _openinference(a, place, ctx)))
+        found.append(("openinference", lambda ctx: openinference(a, place, ctx)))
     if "ai.prompt.messages" in a:
-        found.append(("vercel-ai", lambda ctx: _chat_list(a["ai.prompt.messages"], inside(place, "ai.prompt.messages"),
+        found.append(("vercel-ai", lambda ctx: chat_list(a["ai.prompt.messages"], inside(place, "ai.prompt.messages"),
                                                           ctx)))
     if isinstance(a.get("gen_ai.prompt"), str):  # deprecated: the whole prompt as JSON text
-        found.append(("gen_ai.prompt", lambda ctx: _chat_list(a["gen_ai.prompt"], inside(place, "gen_ai.prompt"), ctx)))
+        found.append(("gen_ai.prompt", lambda ctx: chat_list(a["gen_ai.prompt"], inside(place, "gen_ai.prompt"), ctx)))
     return found
-
-
-def _decoded(value: Any, place: str) -> Any:
-    decoded = parse_json_text(value)
-    if isinstance(decoded, str):
-        raise Malformed(place, "expected JSON (or a structured value), found text that is not JSON")
-    return decoded
-
-
-def _semconv(attrs: dict[str, Any], place: str, ctx: Context) -> list[Draft]:
-    drafts: list[Draft] = []
-    if "gen_ai.system_instructions" in attrs:
-        where = inside(place, "gen_ai.system_instructions")
-        parts = read_parts(_decoded(attrs["gen_ai.system_instructions"], where), where, ctx)
-        drafts.append(Draft("system", parts.text() or "", where))
-    where = inside(place, "gen_ai.input.messages")
-    messages = _decoded(attrs.get("gen_ai.input.messages", []), where)
-    if not isinstance(messages, list):
-        raise Malformed(where, f"expected a list of messages, found {type(messages).__name__}")
-    for i, message in enumerate(messages):
-        at = f"{where}[{i}]"
-        if not isinstance(message, dict):
-            raise Malformed(at, f"a message must be an object, found {type(message).__name__}")
-        role = role_of(message.get("role"), f"{at}.role")
-        parts = message.get("parts", message.get("content"))
-        new = drafts_from(role, read_parts(parts, f"{at}.parts", ctx), at, ctx)
-        if role == "system" and drafts and drafts[0].role == "system" and i == 0 \
-                and new and new[0].content == drafts[0].content:
-            continue  # the same system prompt recorded both ways (Langfuse and Phoenix prepend it)
-        drafts += new
-    return drafts
-
-
-def _chat_list(value: Any, place: str, ctx: Context) -> list[Draft]:
-    """Messages in OpenAI / Vercel AI SDK / Anthropic shape: ``{role, content}`` with string or parts."""
-    messages = _decoded(value, place)
-    if isinstance(messages, dict) and isinstance(messages.get("messages"), list):
-        messages = messages["messages"]
-    if not isinstance(messages, list):
-        raise Malformed(place, f"expected a list of messages, found {type(messages).__name__}")
-    return chat_messages(messages, place, ctx)
-
-
-def chat_messages(messages: list[Any], place: str, ctx: Context) -> list[Draft]:
-    """A list of chat messages of any framework's shape, in order (see ``chat_message``)."""
-    drafts: list[Draft] = []
-    for i, message in enumerate(messages):
-        at = f"{place}[{i}]"
-        if not isinstance(message, dict):
-            raise Malformed(at, f"a message must be an object, found {type(message).__name__}")
-        drafts += chat_message(message, at, ctx, earlier=drafts)
-    return drafts
-
-
-def _named_result(role: Any, earlier: list[Draft]) -> str | None:
-    """The id of the latest call of tool ``role``: LangChain JS writes a tool result with the tool's
-    name as its role (and no ``tool_call_id``)."""
-    if not isinstance(role, str) or role.lower() in ROLES:
-        return None
-    for draft in reversed(earlier):
-        for call in draft.tool_calls:
-            if call.name == role:
-                return call.id
-    return None
-
-
-def chat_message(message: dict[str, Any], at: str, ctx: Context, earlier: list[Draft] | None = None) -> list[Draft]:
-    """One ``{role, content, tool_calls?, tool_call_id?}`` message: OpenAI's shape, LangChain's
-    (``tool_calls`` with ``args``), OTel GenAI's (``parts``), or the Responses API's ``function_call`` /
-    ``function_call_output`` items, which carry no role. ``earlier`` is what came before it in the
-    same request (to pair a LangChain tool result that names its tool instead of its role)."""
-    if message.get("type") in ("function_call", "function_call_output") and "role" not in message:
-        parts = read_parts([message], at, ctx)
-        return drafts_from("assistant" if message["type"] == "function_call" else "tool", parts, at, ctx)
-    raw_role = message.get("role")
-    named = _named_result(raw_role, earlier or [])
-    if named is not None:
-        ctx.warn(f"{at}.role", f"role {raw_role!r} is the name of the tool called as {named!r}: read as its result "
-                               "(LangChain writes tool results so)")
-        role = "tool"
-    else:
-        role = role_of(raw_role, f"{at}.role")
-    content = message.get("content") if message.get("content") is not None else message.get("parts")
-    parts = read_parts(content, f"{at}.content" if "content" in message else f"{at}.parts", ctx)
-    calls = parse_json_text(message.get("tool_calls")) or []  # events record them as JSON text
-    if not isinstance(calls, list):
-        raise Malformed(f"{at}.tool_calls", f"expected a list of tool calls, found {type(calls).__name__}")
-    seen = {c.id for c in parts.calls}  # LangChain keeps Anthropic's tool_use blocks in content too
-    for j, call in enumerate(calls):
-        if not isinstance(call, dict):
-            raise Malformed(f"{at}.tool_calls[{j}]", f"a tool call must be an object, found {type(call).__name__}")
-        fn = call.get("function") if isinstance(call.get("function"), dict) else call
-        args = next((fn[k] for k in ("arguments", "args", "input") if k in fn), None)
-        if isinstance(call.get("id"), str) and call.get("id") in seen:
-            continue
-        parts.calls.append(tool_call(call.get("id"), fn.get("name"), args, f"{at}.tool_calls[{j}]", ctx))
-    tool_call_id = message.get("tool_call_id") or (message.get("id") if role == "tool" else None) or named
-    return drafts_from(role, parts, at, ctx, tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None)
-
-
-def _message_events(events: list[Event], ctx: Context) -> list[Draft]:
-    drafts: list[Draft] = []
-    for event in events:
-        role = MESSAGE_EVENTS.get(event.name)
-        if role is None:
-            continue
-        body = event.body if isinstance(event.body, dict) else None
-        if body is None:
-            content = event.attributes.get("gen_ai.event.content", event.attributes.get("body"))
-            body = parse_json_text(content) if content is not None else dict(event.attributes)
-        if not isinstance(body, dict):
-            body = {"content": body}
-        body = dict(body, role=body.get("role") or role)
-        drafts += chat_message(body, event.place, ctx)
-    return drafts
-
-
-def _indexed(items: Any, place: str, ctx: Context) -> list[tuple[int, Any]]:
-    """Items of a flattened list; a missing index is reported (an attribute limit drops keys silently)."""
-    if not isinstance(items, list):
-        return []
-    out = []
-    for i, item in enumerate(items):
-        if item is None:
-            ctx.warn(f"{place}.{i}", "this index is missing (dropped by an attribute limit?)")
-            continue
-        out.append((i, item))
-    return out
-
-
-def _openllmetry(attrs: dict[str, Any], prefix: str, place: str, ctx: Context) -> list[Draft]:
-    drafts: list[Draft] = []
-    for i, item in _indexed(unflatten(attrs, prefix), inside(place, prefix), ctx):
-        at = inside(place, f"{prefix}.{i}")
-        if not isinstance(item, dict):
-            raise Malformed(at, "expected role and content keys")
-        content = item.get("content")
-        decoded = parse_json_text(content)  # multimodal content is recorded as a JSON list of parts
-        if isinstance(decoded, list) and all(isinstance(p, dict) and "type" in p for p in decoded):
-            content = decoded
-        calls = [{"id": c.get("id"), "function": {"name": c.get("name"), "arguments": c.get("arguments")}}
-                 for _, c in _indexed(item.get("tool_calls"), f"{at}.tool_calls", ctx) if isinstance(c, dict)]
-        drafts += chat_message({"role": item.get("role"), "content": content, "tool_calls": calls,
-                                "tool_call_id": item.get("tool_call_id")}, at, ctx)
-    return drafts
-
-
-def _openinference(attrs: dict[str, Any], place: str, ctx: Context) -> list[Draft]:
-    drafts: list[Draft] = []
-    for i, item in _indexed(unflatten(attrs, "llm.input_messages"), inside(place, "llm.input_messages"), ctx):
-        at = inside(place, f"llm.input_messages.{i}")
-        drafts += _oi_message(item, at, ctx)
-    return drafts
-
-
-def _oi_message(item: Any, at: str, ctx: Context) -> list[Draft]:
-    message = item.get("message") if isinstance(item, dict) else None
-    if not isinstance(message, dict):
-        raise Malformed(at, "expected a message.role key")
-    content: Any = message.get("content")
-    if content is None and message.get("contents") is not None:
-        content = []
-        for j, c in _indexed(message["contents"], f"{at}.message.contents", ctx):
-            part = c.get("message_content") if isinstance(c, dict) else None
-            if not isinstance(part, dict):
-                continue
-            if part.get("type") == "image":
-                image = part.get("image", {}).get("image", {}) if isinstance(part.get("image"), dict) else {}
-                content.append({"type": "image_url", "image_url": {"url": image.get("url")}})
-            else:
-                content.append({"type": part.get("type") or "text", "text": part.get("text", "")})
-    calls = []
-    for j, c in _indexed(message.get("tool_calls"), f"{at}.message.tool_calls", ctx):
-        call = c.get("tool_call") if isinstance(c, dict) else None
-        if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-            calls.append({"id": call.get("id"), "function": {"name": fn.get("name"),
-                                                               "arguments": fn.get("arguments")}})
-    return chat_message({"role": message.get("role"), "content": content, "tool_calls": calls,
-                         "tool_call_id": message.get("tool_call_id")}, at, ctx)
-
-
-# ------------------------------------------------------------------------------------------
 
 
 def attribute_tools(a: dict[str, Any], place: str, ctx: Context, details: Event | None = None) -> list[ToolDefinition]:
@@ -373,7 +137,7 @@ def attribute_tools(a: dict[str, Any], place: str, ctx: Context, details: Event 
         if items is None:
             continue
         tools = []
-        for i, item in _indexed(items, inside(place, prefix), ctx):
+        for i, item in indexed(items, inside(place, prefix), ctx):
             value = item.get(key) if key and isinstance(item, dict) else item
             if key and isinstance(value, dict):
                 value = value.get("json_schema", value)
@@ -453,7 +217,7 @@ def _output(a: dict[str, Any], details: Event | None, span: SpanView,
             return output_messages(drafts), item.get("finish_reason")
     items = unflatten(a, "llm.output_messages")
     if isinstance(items, list) and items and isinstance(items[0], dict):
-        return output_messages(_oi_message(items[0], inside(span.place, "llm.output_messages.0"), ctx)), None
+        return output_messages(oi_message(items[0], inside(span.place, "llm.output_messages.0"), ctx)), None
     choices = [e for e in span.events if e.name == "gen_ai.choice"]
     if choices:
         body = choices[0].body if isinstance(choices[0].body, dict) else parse_json_text(
