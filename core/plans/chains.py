@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import operator
+from itertools import islice
 from typing import Any
 
 from ..contracts import ChatMessage
@@ -31,7 +32,8 @@ def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | 
             p += 1
     d = len(old) - len(new)
     rejoin = p + max(-d, 0) if d else p + 1
-    if rejoin > len(new) or not all(map(operator.is_, new[rejoin:], old[rejoin + d:])):
+    # the rest, compared in place (both have len(new) - rejoin entries from there)
+    if rejoin > len(new) or not all(map(operator.is_, islice(new, rejoin, None), islice(old, rejoin + d, None))):
         return None
     return p, d, rejoin
 
