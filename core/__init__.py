@@ -121,6 +121,14 @@ __all__ += [
     "AUTO", "AutoCounter", "CounterEntry", "ModelInfo", "OpenAICounter", "auto_counter_spec", "available_counters",
     "lookup_model", "parse_template_kwargs", "NOT_RENDERED", "mark_not_rendered",
 ]
+# An estimate's bar drawn to the provider's recorded figure (issue 13); tiktoken's cache, filled when asked.
+from .barlayout import BarBasis, bar_basis  # noqa: E402
+from .counters.tiktoken_cache import ENCODINGS as TIKTOKEN_ENCODINGS  # noqa: E402
+from .counters.tiktoken_cache import cache_dir as tiktoken_cache_dir  # noqa: E402
+from .counters.tiktoken_cache import cached_path as cached_encoding  # noqa: E402
+from .counters.tiktoken_cache import fetch as fetch_encoding  # noqa: E402
+
+__all__ += ["BarBasis", "bar_basis", "TIKTOKEN_ENCODINGS", "tiktoken_cache_dir", "cached_encoding", "fetch_encoding"]
 # The token view (issue 16): a text as the counter's tokens, ids and boundaries.
 from .tokenview import TokenPiece, token_view  # noqa: E402
 

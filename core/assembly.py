@@ -312,7 +312,8 @@ def _assemble(request: Request, counter: TokenCounter, b: _Builder) -> AssemblyR
 
     # The complete request is tokenised once more, uncached, and must equal the running count.
     final = render(request, b.selection)
-    input_tokens = len(counter.token_ids(final.messages, final.tools))
+    final_ids = counter.token_ids(final.messages, final.tools)
+    input_tokens = len(final_ids)
     b.full_counts += 1
     if input_tokens != b.tokens:
         if isinstance(b, _FastBuilder):
@@ -329,7 +330,7 @@ def _assemble(request: Request, counter: TokenCounter, b: _Builder) -> AssemblyR
         context_limit=request.context_limit, max_new_tokens=request.max_new_tokens, margin=request.margin,
         fill_order=list(request.fill_order), kept_evidence=kept_evidence, dropped_evidence=dropped_evidence,
         kept_turns=kept_turns, dropped_turns=dropped_turns, trace=b.trace, counter=counter.identity,
-        request=request), counter)
+        request=request), counter, ids=final_ids)
 
 
 def _fill_history(b: _Builder, budget: int) -> tuple[int, int]:

@@ -7,6 +7,11 @@ what was not sent: in the whole-window view from the allowance line on (the part
 in the fit-to-input view right after what was sent (so sent + dropped reads against the allowance).
 A section's run of more than ``FOLD_AT`` not-sent items becomes one labelled segment with its count
 ("History: 208 dropped, 61,204 tokens"), unless the person unfolded that section.
+
+An imported request counted with an estimate (no public tokenizer: Claude, Gemini) whose file records
+the provider's input tokens is drawn to the provider's figure (``bar_basis``): the sent sections are
+our estimate's shares scaled to it (each segment keeps our own figure in ``estimate``), and free, margin
+and reserve follow from it; our estimate and its drift are drawn beside it, below.
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ class Segment:
     newly: bool = False  # not sent, and newly so in a replay
     summarised: bool = False  # not dropped but replaced by a summary (drawn with the dropped)
     item_tokens: tuple[int, ...] = ()  # a not-sent segment's items' tokens, in ``items`` order
+    estimate: int | None = None  # drawn to the provider's figure: our estimate's own tokens of this section
 
     @property
     def x1(self) -> float:
@@ -60,6 +66,49 @@ class Segment:
         return f"{self.items[0]} {self.tokens:,}" if self.items else f"{self.tokens:,}"
 
 
+@dataclass(frozen=True)
+class BarBasis:
+    """The input-token figure a result's bar is drawn to. ``provider``: the provider's recorded figure, because
+    our count (``ours``) is an estimate; otherwise our count."""
+
+    input_tokens: int
+    ours: int
+    provider: bool = False
+
+    @property
+    def drift(self) -> int:
+        return self.ours - self.input_tokens
+
+    def words(self) -> str:
+        """``drawn to the provider's 568 input tokens; our estimate 602 (drift +34)`` (empty for our own count)."""
+        if not self.provider:
+            return ""
+        return (f"drawn to the provider's {self.input_tokens:,} input tokens; our estimate {self.ours:,} "
+                f"(drift {self.drift:+,})")
+
+
+def bar_basis(result: AssemblyResult) -> BarBasis:
+    """What the bar of ``result`` is drawn to: the provider's recorded input tokens where our count is an
+    estimate and the file records them (``authoritative_source`` "provider"), else our count."""
+    extra = result.model_extra or {}
+    theirs = extra.get("authoritative_input_tokens")
+    if extra.get("authoritative_source") == "provider" and isinstance(theirs, int) and theirs >= 0:
+        return BarBasis(theirs, result.input_tokens, True)
+    return BarBasis(result.input_tokens, result.input_tokens)
+
+
+def _scaled(tokens: list[int], total: int) -> list[int]:
+    """``tokens`` scaled to sum to ``total`` exactly (largest remainders get the rounding)."""
+    ours = sum(tokens)
+    if ours <= 0:
+        return list(tokens)
+    raw = [t * total / ours for t in tokens]
+    out = [int(r) for r in raw]
+    for i in sorted(range(len(raw)), key=lambda i: raw[i] - out[i], reverse=True)[:total - sum(out)]:
+        out[i] += 1
+    return out
+
+
 def result_segments(result: AssemblyResult, lane: str = "main", *, drops: str | None = "dropped",
                     newly: frozenset[tuple[str, str]] = frozenset(), view: View = "window",
                     fold_at: int = FOLD_AT, unfolded: Iterable[str] = ()) -> list[Segment]:
@@ -68,19 +117,20 @@ def result_segments(result: AssemblyResult, lane: str = "main", *, drops: str | 
     segments: list[Segment] = []
     sent = result.sent_tokens_by_section()
     order = section_order(e.section for e in result.trace)
+    basis = bar_basis(result)
+    shown = [s for s in order if sent.get(s, 0) > 0]
+    drawn = _scaled([sent[s] for s in shown], basis.input_tokens) if basis.provider else [sent[s] for s in shown]
     x = 0.0
-    for section in order:
-        tokens = sent.get(section, 0)
-        if tokens <= 0:
-            continue
+    for section, tokens in zip(shown, drawn):
         ids = tuple(e.id for e in result.trace if e.section == section and e.decision not in NOT_SENT)
-        segments.append(Segment("section", section, x, tokens, lane, tokens, ids))
+        segments.append(Segment("section", section, x, tokens, lane, tokens, ids,
+                                estimate=sent[section] if basis.provider else None))
         x += tokens
-    sent_end = max(x, float(result.input_tokens))
-    free = max(0, result.remaining_tokens)
+    sent_end = max(x, float(basis.input_tokens))
+    free = max(0, result.input_budget - basis.input_tokens) if basis.provider else max(0, result.remaining_tokens)
     if free:
         segments.append(Segment("free", "free", sent_end, free, lane, free))
-    x = float(result.input_budget) if result.input_tokens <= result.input_budget else sent_end
+    x = float(result.input_budget) if basis.input_tokens <= result.input_budget else sent_end
     if result.margin > 0:
         segments.append(Segment("margin", "margin", x, result.margin, lane, result.margin))
         x += result.margin

@@ -295,6 +295,13 @@ def _cmd_count(args: argparse.Namespace) -> int:
     imported = import_file(args.file)
     report = count_file(imported, build_counter(args, auto=True), context_limit=args.context_limit)
     sys.stdout.write(report_json(report) if args.json else report_text(report))
+    fallbacks = [rc.result for rc in report.requests if rc.result is not None
+                 and (rc.result.model_extra or {}).get("counter_fallback")]
+    if fallbacks:  # auto's counter could not be built here: loud, with what to run (never a download)
+        notes = dict.fromkeys(r.counter.notes.removeprefix("an estimate: ").split("; counted with")[0]
+                              for r in fallbacks if r.counter is not None)
+        print(f"count: warning: {len(fallbacks)} request(s) counted as an estimate: {' | '.join(notes)}",
+              file=sys.stderr)
     return EXIT_OK
 
 

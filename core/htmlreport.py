@@ -11,7 +11,7 @@ import html
 from typing import Any, Callable
 
 from .audit import Finding
-from .barlayout import Segment, View, result_segments, view_extent
+from .barlayout import Segment, View, bar_basis, result_segments, view_extent
 from .composition import composition, percent
 from .palette import NOT_SENT_COLOUR, RESERVE_COLOURS, RESERVE_TITLES, SectionPalette, section_order, section_title
 from .result import AssemblyResult
@@ -37,6 +37,10 @@ def esc(text: Any) -> str:
 
 def _segment_text(seg: Segment) -> tuple[str, str, str]:
     """(label, short label, hover title) of a segment."""
+    if seg.kind == "section" and seg.estimate is not None:  # our estimate's share of the provider's figure
+        return (f"{section_title(seg.key)} ≈{seg.tokens:,}", f"≈{seg.tokens:,}",
+                f"{section_title(seg.key)}: ≈{seg.tokens:,} of the provider's input tokens (our estimate counts "
+                f"{seg.estimate:,}, scaled to the provider's total)")
     if seg.kind == "section":
         return (f"{section_title(seg.key)} {seg.tokens:,}", f"{seg.tokens:,}",
                 f"{section_title(seg.key)}: {seg.tokens:,} tokens sent")
@@ -83,6 +87,14 @@ def budget_svg(result: AssemblyResult, *, view: View = "window", width: int = 96
                           f'fill="{"#fff" if dark else "#111"}">{esc(text)}</text>')
     height = lanes["dropped"] + LANE + 22
     marks = []
+    basis = bar_basis(result)
+    if basis.provider:  # drawn to the provider's figure: our estimate in the lower lane, in words
+        w = min(basis.ours, right) * unit
+        y = lanes["dropped"]
+        words = f"our estimate {basis.ours:,} · drift {basis.drift:+,} (an estimate: no public tokenizer)"
+        marks.append(f'<rect x="1" y="{y + 6}" width="{w:.2f}" height="{LANE - 12}" fill="#00000010" '
+                     f'stroke="#555" stroke-dasharray="3 2"><title>{esc(basis.words())}</title></rect>'
+                     f'<text x="{1 + w + 4:.2f}" y="{y + LANE / 2 + 4}" font-size="11">{esc(words)}</text>')
     for value, name, dash in ((result.input_budget, "allowance", ' stroke-dasharray="5 3"'),
                               (result.context_limit, "context limit", "")):
         if value > right:
@@ -152,9 +164,13 @@ def html_report(result: AssemblyResult, findings: list[Finding] | None = None, *
     title = title or f"Context report: {result.request_id or result.strategy}"
     counter = result.counter.name if result.counter else "unknown counter"
     extra = result.model_extra or {}
+    basis = bar_basis(result)
+    used = (f"{basis.input_tokens:,} as the provider recorded them (the bar is drawn to them; our estimate "
+            f"{basis.ours:,}, drift {basis.drift:+,}, an estimate: no public tokenizer)" if basis.provider
+            else f"{result.input_tokens:,}")
     facts = [("strategy", result.strategy), ("counter", counter),
-             ("input tokens", f"{result.input_tokens:,} of an allowance of {result.input_budget:,} "
-                              f"({result.remaining_tokens:,} left)"),
+             ("input tokens", f"{used} of an allowance of {result.input_budget:,} "
+                              f"({result.input_budget - basis.input_tokens:,} left)"),
              ("context limit", f"{result.context_limit:,} = allowance + output reserve {result.max_new_tokens:,} "
                                f"+ margin {result.margin:,}")]
     for key in ("source_format", "model", "provider_input_tokens", "count_drift", "finish_reason", "trace_id",

@@ -69,6 +69,19 @@ def _break(text: str, spans, how) -> str:
     return "".join(pieces)
 
 
+def _escaped_reads_as_control(text: str, counter: TokenCounter) -> bool:
+    """Whether ``text``, escaped as a passage is sent, holds a spelling the counter reads as a control token;
+    remembered per counter by content (a replay asks again about every passage it asked about before)."""
+    memo = counter.__dict__.setdefault("_escaped_control_memo", {})
+    known = memo.get(text)
+    if known is None:
+        known = counter.reads_as_control(escape(text))
+        if len(memo) >= 65536:
+            memo.clear()
+        memo[text] = known
+    return known
+
+
 def neutralise_request(request: Request, counter: TokenCounter) -> tuple[Request, list[Neutralised]]:
     """The request with its evidence passages and tool results neutralised (the same object when
     nothing needed it) and what was changed."""
@@ -77,7 +90,7 @@ def neutralise_request(request: Request, counter: TokenCounter) -> tuple[Request
     changed: list[Neutralised] = []
     evidence = []
     for passage in request.evidence:  # a passage is sent escaped: only what survives escaping is a danger
-        if not counter.reads_as_control(escape(passage.text)):
+        if not _escaped_reads_as_control(passage.text, counter):
             evidence.append(passage)
             continue
         text, found = neutralise_text(passage.text, counter)

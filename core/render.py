@@ -94,9 +94,9 @@ def render(request: Request, selection: Selection) -> Rendered:
     turns = request.history_turns()
     turn_ids = request.turn_ids()
     for t in sorted(selection.turns):
-        for m in turns[t]:
-            messages.append(ChatMessage(role=m.role, content=m.content, tool_calls=m.tool_calls,
-                                        tool_call_id=m.tool_call_id))
+        for m in turns[t]:  # fields of a validated message: no second validation (a render is made per count)
+            messages.append(ChatMessage.model_construct(role=m.role, content=m.content, tool_calls=list(m.tool_calls),
+                                                        tool_call_id=m.tool_call_id))
             origins.append(("history", turn_ids[t]))
     passages = [request.evidence[i] for i in selection.evidence]
     question = request.current if selection.question else ""

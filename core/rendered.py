@@ -30,7 +30,8 @@ def _spellings(text: str) -> list[str]:
 
 
 def _present(rendered: str, text: str) -> bool:
-    return any(s in rendered for s in _spellings(text))
+    stripped = text.strip()
+    return bool(stripped) and stripped in rendered or any(s in rendered for s in _spellings(text))
 
 
 class _InOrder:
@@ -88,11 +89,15 @@ def missing_tools(tools: Sequence[ToolDefinition], rendered: str) -> list[str]:
     return [t.name for t in tools if t.name not in rendered or (t.description and not _present(rendered, t.description))]
 
 
-def mark_not_rendered(result: AssemblyResult, counter: TokenCounter) -> AssemblyResult:
+def mark_not_rendered(result: AssemblyResult, counter: TokenCounter, *, ids: Sequence[int] | None = None
+                      ) -> AssemblyResult:
     """``result`` with each sent entry whose item the template left out marked ``not rendered`` (0 tokens, a
-    reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails."""
+    reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails.
+    ``ids``, the token ids of the result's request, spare a render where the counter can decode them."""
     try:
-        rendered = counter.render_text(result.messages, result.tools)
+        rendered = counter.text_of_ids(ids) if ids is not None else None
+        if rendered is None:
+            rendered = counter.render_text(result.messages, result.tools)
     except CounterError:
         return result
     missing = missing_messages(result.messages, result.tools, rendered)

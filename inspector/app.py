@@ -32,8 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true",
                         help="open the bundled demo request with its naive baseline beside it")
     parser.add_argument("--counter", metavar="SPEC",
-                        help="token counter for this run: mistral:<tokenizer> or hf:<directory> "
-                             "(default: the last one used, else the embedded one)")
+                        help="token counter for this run: auto, mistral:<tokenizer>, openai:<model>, "
+                             "harmony:<model>, estimate:<model> or hf:<directory> (default: the last one picked, "
+                             "else auto: each imported request with its model's counter, our own requests with "
+                             "the embedded one; the demo and screenshots of it always the embedded one)")
     parser.add_argument("--screenshot", metavar="OUT.png",
                         help=f"load, select the first request, save the window at {SCREENSHOT_SIZE[0]}x"
                              f"{SCREENSHOT_SIZE[1]} to OUT.png and exit")
@@ -168,8 +170,10 @@ def _screenshot(args: argparse.Namespace, settings) -> int:
     if not args.files and not args.demo:
         print("context-inspector: --screenshot needs a FILE or --demo", file=sys.stderr)
         return 2
-    # reproducible pictures: the embedded counter unless one is named, and nothing remembered
-    window = MainWindow(settings=settings, persist=False, counter_spec=args.counter or core.DEFAULT_COUNTER)
+    # reproducible pictures: nothing remembered; auto unless one is named (our own requests: the embedded
+    # counter; imported ones: their model's, or an estimate that says so), the demo with the embedded one
+    window = MainWindow(settings=settings, persist=False,
+                        counter_spec=args.counter or (core.DEFAULT_COUNTER if args.demo else core.AUTO))
     window.resize(*SCREENSHOT_SIZE)
     window.show()
     if args.demo:

@@ -134,6 +134,14 @@ def fill_counter_menu(w: MainWindow) -> None:
         action.setStatusTip(entry.description)
         action.setEnabled(entry.available)
         action.triggered.connect(lambda _=False, spec=entry.spec: w.set_counter_spec(spec))
+    missing = [name for name in sorted(core.TIKTOKEN_ENCODINGS) if core.cached_encoding(name) is None]
+    if missing:
+        menu.addSeparator()
+    for name in missing:  # the person's click is the only way a tokenizer is downloaded
+        action = menu.addAction(f"Download {name}…")
+        action.setStatusTip(f"Download the tiktoken encoding {name} from {core.TIKTOKEN_ENCODINGS[name].url} "
+                            "(asks first)")
+        action.triggered.connect(lambda _=False, name=name: w.counters.fetch_dialog(name))
 
 
 def _fill(menu: QMenu, *items: QAction | None) -> None:

@@ -68,8 +68,28 @@ def test_auto_picks_the_counter_from_the_model_name(model, spec):
 def test_auto_falls_back_in_words_when_the_encoding_is_not_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     counter, why = AutoCounter().pick("gpt-4o")
-    assert counter.name == "mistral:tekken_240911"
+    # never downloaded: an estimate stands in, and says why and what to run, in its identity too
+    assert counter.name == "estimate:gpt-4o" and counter.identity.kind == "estimate"
     assert "auto picked openai:gpt-4o" in why and "tokenizers fetch o200k_base" in why
+    assert why.endswith("counted as an estimate (estimate:gpt-4o) instead")
+    assert counter.identity.notes.startswith("an estimate: openai:gpt-4o cannot be used here: the tiktoken "
+                                             "encoding o200k_base is not in the cache")
+    assert "counted with mistral:tekken_240911" in counter.identity.notes
+    assert not any(tmp_path.iterdir())  # nothing was fetched on its own
+
+
+def test_count_says_loudly_when_auto_falls_back_to_an_estimate(tmp_path, monkeypatch, capsys):
+    path = REALWORLD / "openai-chat" / "openllmetry-test_chat_tool_calls.yaml"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    assert main(["count", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "counted with estimate:gpt-3.5-turbo" in captured.out
+    assert "input: 40 tokens, the provider's recorded figure" in captured.out  # the estimate yields to theirs
+    assert captured.err.startswith("count: warning: 3 request(s) counted as an estimate: openai:gpt-3.5-turbo "
+                                   "cannot be used here")
+    assert "context-assembler tokenizers fetch cl100k_base" in captured.err
 
 
 def test_an_estimate_says_so_and_the_provider_figure_is_authoritative(tiktoken_cache):
@@ -129,3 +149,17 @@ def test_tokenizers_list_prints_every_counter(tiktoken_cache, capsys):
     out = capsys.readouterr().out
     assert "openai:gpt-4o" in out and "mistral:tekken_240911" in out and "estimate:claude-sonnet-4-6" in out
     assert "tiktoken cache:" in out and "o200k_base" in out
+
+
+def test_the_catalogue_lists_the_counters_of_the_persons_model_table(tmp_path, monkeypatch):
+    table = tmp_path / "models.json"
+    table.write_text(json.dumps({"my-finetune": {"max_input_tokens": 32768, "counter": "hf:/opt/my-tokenizer"},
+                                 "my-other": {"max_input_tokens": 8192, "counter": "hf:/opt/my-tokenizer"},
+                                 "gpt-4o": {"max_input_tokens": 128000, "counter": "openai:gpt-4o"}}))
+    monkeypatch.setenv("CONTEXT_ASSEMBLER_MODELS", str(table))
+    entries = {e.spec: e for e in available_counters()}
+    assert entries["hf:/opt/my-tokenizer"].description == (
+        f"named in your model table {table} for my-finetune, my-other")
+    assert [e.spec for e in available_counters()].count("openai:gpt-4o") == 1  # listed once
+    table.write_text("{not json")
+    assert "hf:/opt/my-tokenizer" not in {e.spec for e in available_counters()}  # unreadable: not listed

@@ -13,7 +13,7 @@ from support import FIXTURES, LyingCounter, default_counter, fixture_data
 
 from core import (CompactionOutcome, ContextAssembler, ContextBudgetError, ContextPlan, Message, SectionPlan,
                   SummariseSpan, ToolCall, ToolDefinition, assemble_plan_request, make_counter, parse_plan_request)
-from core.plancounts import forget_constants
+from core.plans import forget_constants
 
 ADVERSARIAL = st.one_of(
     st.text(max_size=50),

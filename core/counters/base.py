@@ -77,6 +77,11 @@ class TokenCounter(ABC):
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """The request as text, control tokens written out, as the model sees it."""
 
+    def text_of_ids(self, ids: Sequence[int]) -> str | None:
+        """``render_text`` of a request from the ids ``token_ids`` gave for it, where this counter turns ids
+        back into exactly that text (so a caller holding the ids need not render again); else ``None``."""
+        return None
+
     @abstractmethod
     def control_token_strings(self) -> list[str]:
         """Literal spellings of the tokenizer's control (special) tokens."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+from ..errors import CounterError
 from .mistral import bundled_mistral_tokenizers
+from .models import _user, user_table_path
 from .tiktoken_cache import ENCODINGS, cached_path
 
 OPENAI_MODELS = ("gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-5", "gpt-5-mini", "o3", "o4-mini",
@@ -41,4 +43,24 @@ def available_counters(hf_dirs: Iterable[str] = ()) -> list[CounterEntry]:
     out += [CounterEntry(f"estimate:{model}", f"an estimate: no public tokenizer; {proxy} as a proxy", True, True)
             for model in ESTIMATE_MODELS]
     out += [CounterEntry(f"hf:{d}", "a local Hugging Face tokenizer directory used before") for d in hf_dirs]
+    listed = {e.spec for e in out}
+    for spec, models in _configured().items():  # named by the person's own model table
+        if spec not in listed:
+            out.append(CounterEntry(spec, f"named in your model table {user_table_path()} for {', '.join(models)}",
+                                    estimate=spec.startswith("estimate:")))
+    return out
+
+
+def _configured() -> dict[str, list[str]]:
+    """Counter spec -> the models the person's own model table names it for (none where it is unreadable:
+    counting with it reports that)."""
+    try:
+        table = _user(user_table_path())
+    except CounterError:
+        return {}
+    out: dict[str, list[str]] = {}
+    for model, entry in table.items():
+        spec = entry.get("counter")
+        if isinstance(spec, str) and spec:
+            out.setdefault(spec, []).append(model)
     return out

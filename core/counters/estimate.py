@@ -27,10 +27,12 @@ def _why(model: str) -> str:
 
 
 class _EstimateMixin:
+    reason: str | None = None  # why there is no exact count, where it is not the model's unpublished tokenizer
+
     def _estimate_identity(self, model: str, proxy: str, base: CounterIdentity) -> CounterIdentity:
         return base.model_copy(update={
             "name": f"estimate:{model}", "kind": "estimate", "model": model,
-            "notes": f"an estimate: {_why(model)}; counted with {proxy} as a proxy"})
+            "notes": f"an estimate: {self.reason or _why(model)}; counted with {proxy} as a proxy"})
 
 
 # Anthropic documents the system prompt it adds when a request offers tools (tool_choice auto/none), per model:
@@ -48,9 +50,9 @@ class EstimateCounter(_EstimateMixin, OpenAICounter):
     """o200k_base and OpenAI's chat format standing in for a model's own tokenizer; for Claude with tools, the
     tool-use system prompt Anthropic documents is added as that many tokens."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, reason: str | None = None) -> None:
         super().__init__(PROXY_ENCODING)
-        self.model = model
+        self.model, self.reason = model, reason
         self._tool_prompt = self.tools_fixed_tokens = claude_tool_prompt(model)
         extra = (f"; with tools, {self._tool_prompt} tokens for Anthropic's documented tool-use system prompt"
                  if self._tool_prompt else "")
@@ -69,16 +71,18 @@ class EstimateCounter(_EstimateMixin, OpenAICounter):
 class TekkenEstimateCounter(_EstimateMixin, MistralCounter):
     """The bundled Mistral tokenizer standing in, when o200k_base is not in the tiktoken cache."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, reason: str | None = None) -> None:
         super().__init__()
-        self.model = model
+        self.model, self.reason = model, reason
         self._identity = self._estimate_identity(
             model, f"{self._identity.name} (bundled; o200k_base is not in the tiktoken cache)", self._identity)
 
 
-def make_estimate(model: str):
+def make_estimate(model: str, reason: str | None = None):
+    """An estimate for ``model``; ``reason`` says why there is no exact count when it is not that the model's
+    tokenizer is unpublished (``auto``'s fallback: the model's own counter cannot be built here)."""
     if not model:
         raise CounterError("estimate: needs a model name, e.g. estimate:claude-sonnet-4-6")
     if cached_path(PROXY_ENCODING) is not None:
-        return EstimateCounter(model)
-    return TekkenEstimateCounter(model)
+        return EstimateCounter(model, reason)
+    return TekkenEstimateCounter(model, reason)

@@ -221,6 +221,24 @@ class MistralCounter(TokenCounter):
             tokens = self._encode(messages, tools).tokens
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
 
+    def text_of_ids(self, ids: Sequence[int]) -> str | None:
+        """``render_text``'s decode (control tokens kept) of ids ``token_ids`` gave. For tekken, tekken's own
+        steps (each run of plain ids decoded at once, each control id spelled) without its per-id Python calls."""
+        from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+        raw = self._tokenizer.instruct_tokenizer.tokenizer
+        model, specials, n = getattr(raw, "_model", None), getattr(raw, "_all_special_tokens", None), self._num_special
+        if type(raw).__name__ != "Tekkenizer" or not hasattr(model, "decode") or specials is None:
+            return self._tokenizer.decode(list(ids), special_token_policy=SpecialTokenPolicy.KEEP)
+        pieces, start = [], 0
+        for at in [i for i, t in enumerate(ids) if t < n] + [len(ids)]:
+            if start < at:
+                pieces.append(model.decode([t - n for t in ids[start:at]]))
+            if at < len(ids):
+                pieces.append(specials[ids[at]]["token_str"])
+            start = at + 1
+        return "".join(pieces)
+
     def text_token_count(self, text: str) -> int:
         raw = self._tokenizer.instruct_tokenizer.tokenizer
         model = getattr(raw, "_model", None)  # tekken's tiktoken core: same length, no id offsetting

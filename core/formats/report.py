@@ -96,6 +96,10 @@ def report_text(report: FileCount) -> str:
             lines.append(f"  counter: {extra['counter_fallback']}; counted with {counted_with}")
         if extra.get("count_is_estimate"):
             lines.append(f"  estimate: {extra.get('authority_note')}")
+        if extra.get("authoritative_source") == "provider":  # the figure to go by, and the bar's
+            lines.append(f"  input: {extra['authoritative_input_tokens']} tokens, the provider's recorded figure "
+                         f"(the one to go by; {result.input_budget - extra['authoritative_input_tokens']} of the "
+                         f"{result.input_budget}-token allowance left); ours above is an estimate")
         lines.append(f"  context limit: {result.context_limit} ({extra.get('context_limit_source')})")
         lines += [f"  adapted: {note}" for note in extra.get("count_adaptations") or []]
         if recorded.input_tokens is not None:

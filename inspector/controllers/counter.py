@@ -1,15 +1,19 @@
 """The token counter the window counts with: built off the GUI thread, remembered in settings, and the
-embedded counter when a remembered one cannot be built at start-up."""
+embedded counter when a remembered one cannot be built at start-up.
+
+Nothing remembered means ``auto`` (as ``count`` on the command line): an imported request is counted with
+its model's counter (or, where that cannot be built here, as an estimate that says what to run), our own
+requests with the embedded counter."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 import core
 
-from ..workers import CounterCache, CounterThread
+from ..workers import CounterCache, CounterThread, LatestJob
 
 if TYPE_CHECKING:
     from ..mainwindow import MainWindow
@@ -19,12 +23,20 @@ class CounterController(QObject):
     def __init__(self, window: MainWindow, spec: str) -> None:
         super().__init__(window)
         self.window = window
-        self.spec = CounterCache.normalise(spec)
+        self.spec = CounterCache.normalise(spec or core.AUTO)
         self.counter: core.TokenCounter | None = None
-        self.pending = False
+        self._building = False
         self._thread: CounterThread | None = None
         self._reload = False
         self._remember = False  # a counter the person chose (or the fallback for one that failed) is kept
+        self._fetcher = LatestJob(self)  # a tiktoken encoding downloaded because the person asked
+        self._fetcher.finished.connect(self._fetched)
+        self.fetching = False
+
+    @property
+    def pending(self) -> bool:
+        """A counter is being built or a tokenizer downloaded (the window is not idle)."""
+        return self._building or self.fetching
 
     def set_spec(self, spec: str) -> None:
         """Count with ``spec`` from now on (built off the GUI thread); open requests are re-assembled."""
@@ -35,6 +47,43 @@ class CounterController(QObject):
                                                      "Tokenizer directory (Hugging Face, with its chat template)")
         if directory:
             self.set_spec(f"hf:{directory}")
+
+    def fetch_dialog(self, encoding: str) -> None:
+        """Ask, then download one tiktoken encoding: the only way the app fetches a tokenizer."""
+        url = core.TIKTOKEN_ENCODINGS[encoding].url
+        answer = QMessageBox.question(
+            self.window, "Download a tokenizer",
+            f"Download the tiktoken encoding {encoding} from {url} into {core.tiktoken_cache_dir()}?\n\n"
+            "openai: and harmony: counters need it; until it is there, auto counts those models as an estimate. "
+            "Nothing is downloaded unless you say so here (or run `context-assembler tokenizers fetch "
+            f"{encoding}`).")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.fetch(encoding)
+
+    def fetch(self, encoding: str, url: str | None = None) -> None:
+        """Download ``encoding`` (from ``url``, else its public address) off the GUI thread; then count again."""
+        def job():
+            try:
+                return core.fetch_encoding(encoding, url=url)
+            except core.CounterError as exc:  # a failed download is one line, not a bug
+                return exc
+
+        self.fetching = True
+        self.window.status.show_busy(f"Downloading {encoding}")
+        self._fetcher.submit(job)
+
+    def _fetched(self, value: object) -> None:
+        w = self.window
+        self.fetching = False
+        w.hide_busy_if_idle()
+        if isinstance(value, BaseException):
+            w.report("error", f"The tokenizer was not downloaded: {value}")
+            return
+        w.counter_cache.forget_failures()
+        w.report("info", f"Downloaded {value.name} into {value.parent}"
+                 + ("; counting the open files again" if w.opener.open_paths else ""))
+        if w.opener.open_paths:
+            w.reload()
 
     def choices(self) -> list[core.CounterEntry]:
         """Every counter the picker offers: bundled, configured, and hf: directories used before."""
@@ -51,7 +100,7 @@ class CounterController(QObject):
         if self._thread is not None and self._thread.isRunning():
             w.report("warning", f"A counter is still being built; {spec} was not started")
             return
-        self.pending = True
+        self._building = True
         self._reload = reload_after
         self._remember = remember
         w.status.counter_label.setText(f"Counter: building {spec}…")
@@ -66,13 +115,13 @@ class CounterController(QObject):
     def _built(self, spec: str, counter: core.TokenCounter) -> None:
         w = self.window
         self._thread = None
-        self.pending = False
+        self._building = False
         changed = spec != self.spec or self.counter is None
         self.spec = spec
         self.counter = counter
         w.replay.set_counter(counter)
         if w.persist and self._remember:
-            w.settings.set_last_counter(None if spec == core.DEFAULT_COUNTER else spec)
+            w.settings.set_last_counter(None if spec == core.AUTO else spec)
             if spec.startswith("hf:"):
                 w.settings.add_hf_dir(spec[3:].partition("?")[0])
         w.update_status()
@@ -88,7 +137,7 @@ class CounterController(QObject):
     def _failed(self, spec: str, message: str, startup: bool) -> None:
         w = self.window
         self._thread = None
-        self.pending = False
+        self._building = False
         w.report("error", message if spec in message else f"counter {spec}: {message}")
         if startup and spec != core.DEFAULT_COUNTER:
             w.report("warning", f"Falling back to the embedded counter {core.DEFAULT_COUNTER}")
@@ -100,5 +149,6 @@ class CounterController(QObject):
         w.opener.start_next_job()
 
     def wait(self) -> None:
+        self._fetcher.stop()
         if self._thread is not None and self._thread.isRunning():
             self._thread.wait()

@@ -27,6 +27,7 @@ class ImportController(QObject):
         self._reassembler = LatestJob(self)  # an imported row assembled by the core assembler
         self._restore: set[tuple[str, int]] = set()  # imported rows whose re-assembly a reload brings back
         self._restore_queue: list[Row] = []
+        self._warned: set[str] = set()  # auto's fallbacks already reported
         self._recounter.finished.connect(self._on_recounted)
         self._reassembler.finished.connect(self._on_reassembled)
 
@@ -42,6 +43,7 @@ class ImportController(QObject):
     def rows_arrived(self, rows: list[Row]) -> None:
         """A batch was listed: count again what was counted under an older limit, and bring back the
         re-assemblies a reload took away."""
+        self._warn_fallbacks(rows)
         if any(needs_recount(r, self.limits) for r in rows):
             self.recount_stale()  # a limit was set while these were being counted
         if self._restore:
@@ -49,6 +51,15 @@ class ImportController(QObject):
             self._restore.difference_update((r.source, r.index) for r in again)
             self._restore_queue.extend(again)
             self._restore_next()
+
+    def _warn_fallbacks(self, rows: list[Row]) -> None:
+        """``auto`` could not build a request's own counter here and counted it as an estimate: say so in the
+        message bar, once per model, with what to run (nothing is downloaded on its own)."""
+        for row in rows:
+            for note in row.notes:
+                if note.startswith("auto picked") and note not in self._warned:
+                    self._warned.add(note)
+                    self.window.report("warning", f"{row.label}: {note}")
 
     def remember_for_reload(self, rows: list[Row]) -> None:
         # re-assembled rows are the person's work, not a file's: re-assemble them again once read

@@ -221,8 +221,9 @@ class BudgetBar(QWidget):
             self.stack.setFixedHeight(min(max(self.composition.wanted_height(), 120), 360))
         else:
             self.stack.setFixedHeight(self.plot.maximumHeight())
+        estimate = row is not None and row.result is not None and core.bar_basis(row.result).provider
         self.legend.set_entries(legend_entries(self.segments, provider=self.provider_tokens is not None,
-                                               comparing=self.comparing))
+                                               comparing=self.comparing, estimate=estimate))
         self.legend.setVisible(not composition)
         self._redraw()
 
@@ -274,8 +275,10 @@ class BudgetBar(QWidget):
     def _update_provider_mark(self, row: Row | None) -> None:
         self.provider_tokens = self.marks.show_provider(row)
         if self.provider_tokens is not None:
-            self.plot.getPlotItem().getAxis("left").setTicks([[(sum(MAIN_LANE) / 2, "ours"),
-                                                                (sum(DROP_LANE) / 2, "provider")]])
+            estimate = core.bar_basis(row.result).provider  # drawn to the provider's figure, ours below
+            self.plot.getPlotItem().getAxis("left").setTicks([[
+                (sum(MAIN_LANE) / 2, "provider" if estimate else "ours"),
+                (sum(DROP_LANE) / 2, "estimate" if estimate else "provider")]])
 
     def _update_lines(self, row: Row | None) -> None:
         allowance, limit = barcaption.limits(row)
@@ -308,7 +311,7 @@ class BudgetBar(QWidget):
         return tuple(self.view.viewRange()[0])  # type: ignore[return-value]
 
     def _place_offscreen(self, *args) -> None:
-        self.marks.place_offscreen(self.view.viewRange(), self._marks)
+        self.marks.place_offscreen(self.view.viewRange(), self._marks, self.view.viewPixelSize()[0])
 
     def _redraw(self) -> None:
         self._bars.setData(drawn_segments(self.segments, self.palette(), self._selected_section))

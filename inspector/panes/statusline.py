@@ -78,11 +78,13 @@ class StatusLine:
         if identity is not None:
             sha = (identity.template_sha256 or "")[:12] or "none"
             what = identity.model or identity.name
+            why = ("its own counter cannot be used here" if "cannot be used here" in (identity.notes or "")
+                   else "no public tokenizer")  # auto's fallback, or a model whose tokenizer is not published
             if identity.kind == "estimate":
-                what += " (an estimate: no public tokenizer)"
+                what += f" (an estimate: {why})"
             if spec == core.AUTO:
                 what = f"auto, by each request's model: {identity.name}" + (
-                    " (an estimate: no public tokenizer)" if identity.kind == "estimate" else "")
+                    f" (an estimate: {why})" if identity.kind == "estimate" else "")
             self.counter_label.setText(f"Counter: {what} · {identity.revision or 'no revision'} · template {sha}")
             self.counter_label.setToolTip(f"{identity.name} ({identity.kind})\nmodel {identity.model}\n"
                                           f"revision {identity.revision}\ntemplate sha256 {identity.template_sha256}"
@@ -103,8 +105,12 @@ class StatusLine:
                 self.tokens_label.setText(f"Rejected: needs {row.input_tokens}, allowance {row.allowance}")
             elif row.count_drift is not None:
                 theirs = (row.result.model_extra or {}).get("provider_input_tokens")
-                self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens · provider {theirs} · "
-                                          f"drift {row.count_drift:+d}")
+                if core.bar_basis(row.result).provider:  # ours is an estimate: the provider's figure first
+                    self.tokens_label.setText(f"Input {theirs} / {row.allowance} tokens (the provider's) · our "
+                                              f"estimate {row.input_tokens} · drift {row.count_drift:+d}")
+                else:
+                    self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens · provider "
+                                              f"{theirs} · drift {row.count_drift:+d}")
             else:
                 self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens")
         else:

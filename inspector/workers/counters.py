@@ -27,12 +27,18 @@ class CounterCache:
     def normalise(spec: str | None) -> str:
         return spec or core.DEFAULT_COUNTER
 
+    @classmethod
+    def _key(cls, spec: str | None) -> str:
+        """``auto`` counts our own requests (no model) with the embedded counter: one instance serves both."""
+        spec = cls.normalise(spec)
+        return core.DEFAULT_COUNTER if spec == core.AUTO else spec
+
     def peek(self, spec: str | None) -> core.TokenCounter | None:
-        return self._counters.get(self.normalise(spec))
+        return self._counters.get(self._key(spec))
 
     def get(self, spec: str | None) -> core.TokenCounter:
         """The counter for ``spec``; raises ``core.CounterError`` if it cannot be built."""
-        spec = self.normalise(spec)
+        spec = self._key(spec)
         with self._build_lock:
             counter = self._counters.get(spec)
             if counter is None:
@@ -58,9 +64,13 @@ class CounterCache:
         with self._build_lock:
             return next((spec for spec, built in self._counters.items() if built is counter), None)
 
+    def forget_failures(self) -> None:
+        """``auto`` tries again the counters it could not build (a tokenizer was just fetched)."""
+        self._auto = None
+
     def forget(self, spec: str | None) -> None:
         with self._build_lock:
-            self._counters.pop(self.normalise(spec), None)
+            self._counters.pop(self._key(spec), None)
 
 
 _SHARED = CounterCache()

@@ -63,10 +63,12 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture
 def window(qtbot, counter):
-    """A shown main window; closed (and its threads waited for) at teardown."""
+    """A shown main window counting with the embedded counter (the ``counter`` the tests compute their
+    expectations with; the app's own default is ``auto``, which tests of it ask for); closed (and its threads
+    waited for) at teardown."""
     from inspector.mainwindow import MainWindow
 
-    win = MainWindow()
+    win = MainWindow(counter_spec=counter.name)
     qtbot.addWidget(win)
     win.resize(1400, 900)
     win.show()

@@ -41,8 +41,12 @@ def caption(row: Row | None) -> str:
     if row.result is None:
         return f"{row.label}: {row.summary()}"
     r = row.result
-    text = (f"{row.label} ({r.strategy}): {r.input_tokens:,} input tokens of a {r.input_budget:,}-token allowance "
-            f"({max(0, r.remaining_tokens):,} free, {core.percent(r.input_tokens / max(r.input_budget, 1))} used); "
+    basis = core.bar_basis(r)
+    used = (f"{basis.input_tokens:,} input tokens as the provider recorded them (our estimate {basis.ours:,}, "
+            f"drift {basis.drift:+,})" if basis.provider else f"{r.input_tokens:,} input tokens")
+    text = (f"{row.label} ({r.strategy}): {used} of a {r.input_budget:,}-token allowance "
+            f"({max(0, r.input_budget - basis.input_tokens):,} free, "
+            f"{core.percent(basis.input_tokens / max(r.input_budget, 1))} used); "
             f"context limit {r.context_limit:,} = allowance + margin {r.margin:,} + output reserve "
             f"{r.max_new_tokens:,}.")
     dropped = [e for e in r.trace if e.decision == "dropped"]
@@ -57,13 +61,14 @@ def caption(row: Row | None) -> str:
     if summarised:
         text += (f" Summarised: {len(summarised)} items, {sum(e.tokens for e in summarised):,} tokens, "
                  "replaced by summaries.")
-    if r.over_budget:
-        text += f" OVER the allowance by {r.input_tokens - r.input_budget:,}."
+    if basis.input_tokens > r.input_budget:
+        text += f" OVER the allowance by {basis.input_tokens - r.input_budget:,}."
     extra = r.model_extra or {}
     if extra.get("count_is_estimate"):  # no public tokenizer: our count is an estimate; say which figure to trust
         theirs = extra.get("provider_input_tokens")
         text += (f" Our count is an estimate ({r.counter.name if r.counter else 'no public tokenizer'}); the "
-                 f"provider's {theirs:,} input tokens are the figure to go by." if isinstance(theirs, int) else
+                 f"provider's {theirs:,} input tokens are the figure to go by: the bar is drawn to them, each "
+                 "section its share by our estimate (≈)." if basis.provider else
                  " Our count is an estimate: this model's tokenizer is not public.")
     return text + _plan_sections(r)
 
@@ -93,7 +98,10 @@ def hover_text(seg: core.Segment, row: Row | None, *, comparing: bool = False) -
     share = f"{100.0 * seg.tokens / limit:.1f}% of the {limit:,}-token context limit" if limit else ""
     entries = _reasons(row)
     lines: list[str] = []
-    if seg.kind == "section":
+    if seg.kind == "section" and seg.estimate is not None:
+        lines.append(f"{theme.section_title(seg.key)}: ≈{seg.tokens:,} of the provider's input tokens (our estimate "
+                     f"counts {seg.estimate:,}, scaled to the provider's total)")
+    elif seg.kind == "section":
         lines.append(f"{theme.section_title(seg.key)}: {seg.tokens:,} tokens sent")
     elif seg.kind == "dropped" and not seg.folded:
         entry = entries.get((seg.key, seg.items[0]))

@@ -15,7 +15,9 @@ from .plot import section_code
 Entry = tuple[str, QBrush, "QBrush | None"]
 
 
-def legend_entries(segments: list[core.Segment], *, provider: bool, comparing: bool) -> list[Entry]:
+def legend_entries(segments: list[core.Segment], *, provider: bool, comparing: bool,
+                   estimate: bool = False) -> list[Entry]:
+    """``estimate``: the bar is drawn to the provider's figure and the lower lane is our estimate."""
     entries: list[Entry] = []
     sections = theme.section_order(s.key for s in segments if s.kind in ("section", "dropped"))
     for section in sections:
@@ -35,7 +37,8 @@ def legend_entries(segments: list[core.Segment], *, provider: bool, comparing: b
             title += "; runs of many folded into one, with their count"
         entries.append((title, QBrush(theme.with_alpha(grey, 70)), theme.hatch_brush(grey)))
     if provider and not comparing:
-        entries.append(("Input tokens the provider reported",
+        entries.append(("Our estimate of the input (no public tokenizer; the bar above is the provider's figure)"
+                        if estimate else "Input tokens the provider reported",
                         QBrush(theme.with_alpha(QColor(core.PROVIDER_COLOUR), 28)), None))
     if any(s.newly for s in segments):
         style = theme.CHANGE_STYLES["newly dropped"]

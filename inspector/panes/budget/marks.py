@@ -109,7 +109,9 @@ class BarMarks:
         return marks
 
     def show_provider(self, row: Row | None) -> int | None:
-        """The provider's reported input tokens of an imported row (None, and hidden, for any other)."""
+        """The lower lane of an imported row: the provider's reported input tokens beside our count, or, where
+        our count is an estimate and the bar is drawn to the provider's figure, our estimate beside it. Returns
+        where that lane ends (None, and hidden, for any other row)."""
         extra = (row.result.model_extra or {}) if row is not None and row.result is not None else {}
         theirs = extra.get("provider_input_tokens") if row is not None and row.imported is not None else None
         items = (self.provider_bar, self.provider_mark, self.provider_label)
@@ -117,23 +119,29 @@ class BarMarks:
             for mark in items:
                 mark.hide()
             return None
-        x = float(theirs)
+        basis = core.bar_basis(row.result)
+        drift = extra.get("count_drift")
+        if basis.provider:  # the main lane is the provider's figure: ours, an estimate, goes below
+            x = float(basis.ours)
+            self.provider_label.setText(f"our estimate {basis.ours:,} · drift {basis.drift:+,}")
+        else:
+            x = float(theirs)
+            self.provider_label.setText(f"provider {theirs:,}" + (f" · drift {drift:+d}" if isinstance(drift, int)
+                                                                  else ""))
         self.provider_mark.setData([x, x], [DROP_LANE[1], MAIN_LANE[1] + 0.12])
         y0, y1 = DROP_LANE[0] + 0.12, DROP_LANE[1]
         self.provider_bar.setRect(QRectF(0.0, y0, x, y1 - y0))
-        drift = extra.get("count_drift")
-        if extra.get("authoritative_source") == "provider":  # our count is an estimate: theirs is the figure
-            self.provider_label.setText(f"provider {theirs:,} (authoritative)")
-        else:
-            self.provider_label.setText(f"provider {theirs:,}" + (f" · drift {drift:+d}" if isinstance(drift, int)
-                                                                  else ""))
         self.provider_label.setPos(x, sum(DROP_LANE) / 2)
         for mark in items:
             mark.show()
-        return theirs
+        return int(x)
 
-    def place_offscreen(self, view_range, marks: list[tuple[str, int]]) -> None:
-        (_, x1), (_, y1) = view_range
+    def place_offscreen(self, view_range, marks: list[tuple[str, int]], token_per_pixel: float = 0.0) -> None:
+        (x0, x1), (_, y1) = view_range
+        # the lower lane's label reads right of its mark, or left of it (inside its bar) where it would run off
+        room = self.provider_label.boundingRect().width() * token_per_pixel
+        end = self.provider_label.pos().x()
+        self.provider_label.setAnchor((1, 0.5) if end + room > x1 and end - room > x0 else (0, 0.5))
         beyond = [f"{name} {value:,} →" for name, value in marks if value > x1]
         self.offscreen.setText(" · ".join(beyond))
         self.offscreen.setPos(x1, y1)

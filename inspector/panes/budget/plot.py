@@ -142,7 +142,8 @@ def drawn_segments(segments: list[core.Segment], pal: QPalette, selected: str | 
         if seg.kind == "section":
             colour = theme.section_colour(seg.key)
             fill, hatch, label_colour = QBrush(colour), None, readable_on(colour)
-            label, code = f"{theme.section_title(seg.key)} {seg.tokens:,}", section_code(seg.key)
+            approx = "≈" if seg.estimate is not None else ""  # our estimate's share of the provider's figure
+            label, code = f"{theme.section_title(seg.key)} {approx}{seg.tokens:,}", section_code(seg.key)
         elif seg.kind == "dropped":
             colour = theme.section_colour(seg.key)
             fill = QBrush(theme.with_alpha(colour, 80))

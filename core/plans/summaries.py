@@ -8,12 +8,13 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Protocol, Sequence
 
-from .errors import AssemblyCancelled, ContextBudgetError, InputFileError
-from .waiting import call_cancellable
+from ..errors import AssemblyCancelled, ContextBudgetError, InputFileError
+from ..waiting import call_cancellable
 
 if TYPE_CHECKING:
-    from .plans import Message, Summary
-    from .result import AssemblyResult
+    from ..result import AssemblyResult
+    from .model import Message
+    from .strategies import Summary
 
 
 class Summariser(Protocol):

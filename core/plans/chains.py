@@ -1,0 +1,385 @@
+"""What each message entry of a plan section adds, inserted after the one before it: its text's tokens plus a
+constant for its place, learned from small probe prompts, and walked incrementally as a strategy asks about
+one list after another."""
+from __future__ import annotations
+
+import json
+import operator
+from itertools import islice
+from typing import Any
+
+from ..contracts import ChatMessage
+from ..errors import CounterError
+from ..render import user_content
+from .counts import _UNSTABLE
+from .seams import (_STUB, _compress_runs, _joins, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
+                    _stand_in)
+
+
+def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | None:
+    """Where ``new`` differs from ``old`` by one change in one place (entries dropped, added or replaced
+    there; the same objects before and after it): the first index that differs, ``len(old) - len(new)``
+    and the index in ``new`` from which the two hold the same objects again. ``None`` for any other change."""
+    step, p = 1, 0
+    limit = min(len(old), len(new))
+    while p < limit and old[p] is new[p]:  # gallop over the common start: strategies change the front
+        span = min(step, limit - p)
+        if all(map(operator.is_, old[p:p + span], new[p:p + span])):
+            p += span
+            step *= 2
+        else:
+            step = 1
+            p += 1
+    d = len(old) - len(new)
+    rejoin = p + max(-d, 0) if d else p + 1
+    # the rest, compared in place (both have len(new) - rejoin entries from there)
+    if rejoin > len(new) or not all(map(operator.is_, islice(new, rejoin, None), islice(old, rejoin + d, None))):
+        return None
+    return p, d, rejoin
+
+
+def _back(state: tuple, n: int) -> tuple:
+    """A walk's state before position ``n`` with its run starts as distances back from ``n`` (so a state
+    taken over from a list the entries moved in still holds)."""
+    previous, text, trail, last, previous_user = state
+    return (previous, text, None if trail is None else n - trail, None if last is None else n - last, previous_user)
+
+
+def _at(state: tuple, n: int) -> tuple:
+    """``_back``'s state with its run starts as positions again."""
+    previous, text, trail, last, previous_user = state
+    return (previous, text, None if trail is None else n - trail, None if last is None else n - last, previous_user)
+
+
+def _same_run(distance: int | None, start: int | None, n: int, rejoined: int) -> bool:
+    """Whether a run start (a position in this list, before position ``n``) is the one the last list's
+    state had (``distance`` back), among the entries both lists share from where they meet again (a start
+    before that spans the change)."""
+    if distance is None or start is None:
+        return distance is None and start is None
+    return start >= rejoined and distance == n - start
+
+
+def _same_context(a: tuple, b: tuple) -> bool:
+    """Whether two chain contexts are the same committed prompt around the section (by identity)."""
+    for x, y in zip(a[:-1], b[:-1]):
+        if isinstance(x, list):
+            if len(x) != len(y) or not all(map(operator.is_, x, y)):
+                return False
+        elif not (x is y or (isinstance(x, (str, bool, tuple)) and x == y)):
+            return False
+    return True
+
+
+class ChainCosts:
+    """The item model of ``FastPlanCounts`` for message sections (a mixin: its state is set there)."""
+
+    def _gain(self, name: str, entries: list[Any]) -> int | None:
+        if name in self.into:
+            return self._passage_gain(name, entries)
+        costs = self._chain(name, entries)
+        return None if costs is None else sum(costs)
+
+    def _chain(self, name: str, entries: list[Any]) -> list[int] | None:
+        """What each entry adds in turn, inserted after the previous one and before the next section,
+        to the committed prompt. A strategy asks about one list after another, each a small change of
+        the one before (an entry dropped at the front, a turn added): the walk over the entries resumes
+        from the last list's state where the two lists part, and takes the last list's costs again
+        from where its state is met again (so a 10,000-entry section is not walked 10,000 times)."""
+        if name in self.into:
+            return self._passage_chain(name, entries)
+        ctx = self._chain_context(name)
+        if ctx[2]:  # evidence blocks in the section's first user message: walk it whole
+            return self._walk(ctx, entries, 0, ctx[-1], None)[0]
+        cached = self._chain_cache.get(name)
+        resume = None
+        if cached is not None and cached[0] == self._epoch and _same_context(cached[1], ctx):
+            resume = _where_lists_part(cached[2], entries)
+        if resume is None:
+            costs, states = self._walk(ctx, entries, 0, ctx[-1], None)
+        else:
+            p, d, rejoin = resume
+            old_costs, old_states = cached[3], cached[4]
+            costs, states = self._walk(ctx, entries, p, old_states[p] if p < len(old_states) else cached[5],
+                                       (old_costs, old_states, d, rejoin))
+            if costs is not None:
+                costs, states = old_costs[:p] + costs, old_states[:p] + states
+        if costs is not None and states is not None:
+            end_state = self._walk_end
+            self._chain_cache[name] = (self._epoch, ctx, list(entries), costs, states, end_state)
+        return costs
+
+    def _chain_context(self, name: str) -> tuple:
+        """What a chain's costs depend on besides its entries: the committed prompt around the section."""
+        before, after = self._neighbours(name)
+        blocks = self._blocks(name)
+        after_text = self._text(after)
+        # Mistral puts the system text at the start of the last run of user messages (consecutive user
+        # messages are joined into one): an entry that moves that start moves the seam of the system text
+        systems = self._systems(name)
+        at = self.message_sections.index(name)
+        earlier = [m for s in self.message_sections[:at] for m in self.current[s] if m.role != "system"]
+        later = [m for s in self.message_sections[at + 1:] for m in self.current[s] if m.role != "system"]
+        later_users = [i for i, m in enumerate(later) if m.role == "user"]
+        # does the last run of user messages after the section reach back to its first message?
+        reaches = not later_users or all(m.role == "user" for m in later[:later_users[-1] + 1])
+        follow = bool(later_users)
+        stub_end = bool(systems) and not later and _needs_closing_turn(self.counter)
+        after_seam = _seam_start(after_text) if after is not None else None
+        # where the last run of user messages starts in earlier + entries so far (index), tracked as
+        # entries are added: the run ending the sequence (trail) and the latest run (last)
+        trail = last = None
+        previous_user = False
+        for i, m in enumerate(earlier):
+            if m.role == "user":
+                if not previous_user:
+                    trail = last = i
+                previous_user = True
+            else:
+                trail, previous_user = None, False
+        state = _back((before, self._text(before), trail, last, previous_user), len(earlier))
+        return (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
+                after_seam, state)
+
+    def _walk(self, ctx: tuple, entries: list[Any], k0: int, state: tuple, resume: tuple | None
+              ) -> tuple[list[int] | None, list[tuple] | None]:
+        """Costs of ``entries[k0:]`` and the walk's state before each, from ``state`` before entry ``k0``;
+        with ``resume`` (the last list's costs and states, its offset and where the lists meet again), the
+        last list's costs are taken over from the first entry whose state is the one it had there."""
+        (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
+         after_seam, _) = ctx
+        host = next((k for k, m in enumerate(entries) if m.role == "user"), None) if blocks else None
+        size = len(earlier)
+        previous, previous_text, trail, last, previous_user = _at(state, size + k0)
+
+        def item(i: int) -> Any:
+            return earlier[i] if i < size else entries[i - size]
+
+        costs: list[int] = []
+        states: list[tuple] = []
+        for k in range(k0, len(entries)):
+            message = entries[k]
+            if resume is not None and k >= resume[3]:
+                old_costs, old_states, d, rejoin = resume
+                was = old_states[k + d] if k + d < len(old_states) else None
+                n = size + k
+                if (was is not None and was[0] is previous and was[4] == previous_user
+                        and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
+                    self._walk_end = self._chain_cache[name][5]
+                    return costs + old_costs[k + d:], states + old_states[k + d:]
+            states.append(_back((previous, previous_text, trail, last, previous_user), size + k))
+            if not _plain(message):
+                return None, None
+            text = user_content(message.content, [self._evidence(b) for b in blocks]) if host == k else message.content
+            moves: list[Any] | None = None
+            n = len(earlier) + k
+            if message.role == "user":
+                new_trail = trail if previous_user else n
+                new_last = new_trail
+            else:
+                new_trail, new_last = None, last
+            if systems and reaches:
+                old = trail if follow else last
+                new = new_trail if follow else new_last
+                fallback = later[0] if follow else None
+                old_first = item(old) if old is not None else fallback
+                new_first = (message if new == n else item(new)) if new is not None else fallback
+                if stub_end:  # a prompt ending with anything but a user message is counted with an empty
+                    # user turn after it, and that turn is then where the system text goes
+                    if not previous_user:
+                        old, old_first = None, _STUB
+                    if message.role != "user":
+                        new, new_first = None, _STUB
+                if old_first is not new_first:
+                    if old_first is None or new_first is None:
+                        return None, None
+                    start = min(i for i in (old, new, n) if i is not None)
+                    if n - start > 64:
+                        return None, None
+                    lead = _compress_runs([item(i) for i in range(start, n)])
+                    if len(lead) > 16:
+                        return None, None
+                    moves = [lead, old_first, new_first]
+            trail, last, previous_user = new_trail, new_last, message.role == "user"
+            step = None
+            if host != k:
+                step = (id(previous), id(message), id(after), _seam_end(previous_text), after_seam,
+                        (id(moves[1]), id(moves[2]), _seam_start(self._text(moves[1])),
+                         _seam_start(self._text(moves[2]))) if moves is not None else None)
+            hit = self._steps.get(step) if step is not None else None
+            if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
+                    and self._scope().get(hit[1]) != _UNSTABLE):
+                constant = hit[0]
+            else:
+                constant, key = self._constant(name, previous, previous_text, message, text, after,
+                                               after_text, systems if moves is not None else [], moves)
+                if constant is None:
+                    return None, None
+                if step is not None:  # the objects are held, so their ids are not reused meanwhile
+                    self._steps[step] = (constant, key, previous, message, after)
+            if host == k:  # its text is the question's plus what the evidence blocks add
+                placed = self._passages(message.content, blocks)
+                if placed is None:
+                    return None, None
+                costs.append(self.counter.text_count(message.content) + placed + constant)
+            else:
+                costs.append(self.counter.text_count(text) + constant)
+            previous, previous_text = message, text
+
+        self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
+        return costs, states
+
+    def _neighbours(self, name: str) -> tuple[Any, Any]:
+        """The messages rendered just before and just after section ``name``."""
+        at = self.message_sections.index(name)
+        before = next((self.current[s][-1] for s in reversed(self.message_sections[:at]) if self.current[s]), None)
+        after = next((self.current[s][0] for s in self.message_sections[at + 1:] if self.current[s]), None)
+        return before, after
+
+    def _lead(self, name: str, before: Any) -> list[ChatMessage]:
+        """The message before section ``name`` for a small prompt, with the assistant message whose
+        tool calls it answers (and the results between) when it is a tool result."""
+        if before is None:
+            return []
+        lead = [before]
+        if before.role == "tool":
+            at = self.message_sections.index(name)
+            earlier = [m for s in self.message_sections[:at] for m in self.current[s]]
+            for m in reversed(earlier[:-1]):
+                lead.insert(0, m)
+                if m.role != "tool":
+                    break
+        return [_stand_in(m, self._text(m)) for m in lead]
+
+    def _trail(self, name: str | None, after: Any, after_text: str | None = None) -> list[ChatMessage]:
+        """The message after section ``name`` for a small prompt, with the tool results that answer it
+        when it is an assistant message with tool calls."""
+        if after is None:
+            return []
+        trail = [_stand_in(after, after_text if after_text is not None else self._text(after))]
+        if after.tool_calls and name is not None:
+            at = self.message_sections.index(name)
+            later = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
+            for m in later[1:]:
+                if m.role != "tool":
+                    break
+                trail.append(_stand_in(m, self._text(m)))
+        return trail
+
+    def _systems(self, name: str) -> list[Any]:
+        """The system messages of the prompt outside section ``name``."""
+        return [m for s in self.message_sections if s != name for m in self.current[s] if m.role == "system"]
+
+    def _blocks(self, name: str) -> list[Any]:
+        """The passages placed into section ``name``'s first user message, in order."""
+        return [m for source in self.sources.get(name, ()) for m in self.current[source]]
+
+    def _text(self, message: Any) -> str | None:
+        """A committed message's text as rendered (with its evidence blocks, if it carries them)."""
+        if message is None:
+            return None
+        for target in self.sources:
+            if next((m for m in self.current[target] if m.role == "user"), None) is message:
+                blocks = self._blocks(target)
+                if blocks:
+                    key = (id(message), tuple(map(id, blocks)))
+                    if self._host_text[0] != key:
+                        self._host_text = (key, user_content(message.content or "", [self._evidence(b) for b in blocks]))
+                    return self._host_text[1]
+        return message.content or ""
+
+    def _constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
+                  after: Any, after_text: str | None, systems: list[Any],
+                  moves: list | None) -> tuple[int | None, tuple | None]:
+        """Tokens an entry adds beyond its text between ``previous`` and ``after`` (``None``: count whole),
+        and the key they are known by.
+
+        Learned per kind of neighbour and class of the entry's first and last characters. Where one
+        role meets itself (entry and neighbour, or the two neighbours the entry parts), a template may
+        join the two into one text (Mistral joins consecutive user messages) and the tokens at the
+        seam depend on the characters beside it, so the key holds the text at that seam as well."""
+        # the ends of its text: a template may trim whitespace, and a pre-tokenizer may join a closing
+        # run of punctuation or whitespace with what follows
+        key: list = ["message", _kind(previous), message.role, _kind(after), _seam_start(text), _seam_end(text)]
+        joined_before, joined_after = _joins(previous, message), _joins(message, after)
+        parted = _joins(previous, after)
+        seams = [t for m, t, at_seam in ((previous, previous_text, joined_before or parted),
+                                         (after, after_text, joined_after or parted)) if at_seam]
+        if any(not (t and t.strip()) or t[0].isspace() for t in seams):
+            return None, None  # a neighbour of whitespace only lets the seams beside it run together
+        if joined_before:
+            key.append(("seam-before", _seam_end(previous_text), _seam_start(text)))
+        if joined_after:
+            key.append(("seam-after", _seam_end(text), _seam_start(after_text)))
+        if parted:
+            key.append(("seam-parted", _seam_end(previous_text), _seam_start(after_text)))
+        if systems:  # the system text moves from one message to another
+            lead, old_first, new_first = moves
+            key.append(("system-moves", _seam_end(systems[-1].content), _seam_start(self._text(old_first)
+                        if old_first is not message else text), _seam_start(self._text(new_first)
+                        if new_first is not message else text)))
+        key = tuple(key)
+        memo = self._scope()
+        known = memo.get(key)
+        if known == _UNSTABLE:
+            return None, key
+        if known is not None and (known[1] or text == known[2]):
+            return known[0], key
+        measured = self._measure_constant(name, previous, previous_text, message, text, after, after_text,
+                                          systems, moves)
+        if measured is None or (known is not None and measured != known[0]):
+            memo[key] = _UNSTABLE
+            self._epoch += 1
+            return None, key
+        # (value, checked by a second entry, the first entry's text)
+        memo[key] = (measured, known is not None, text)
+        return measured, key
+
+    def _scope(self) -> dict:
+        """The constants learned for this counter, these tools and these system messages."""
+        if self._scope_memo is None:
+            systems = [m.content for st in self.states for m in st.entries if m.role == "system"]
+            key = json.dumps([[t.model_dump(mode="json") for t in self.tools], systems], sort_keys=True)
+            if key not in self.memo and len(self.memo) >= 64:
+                self.memo.clear()
+            self._scope_memo = self.memo.setdefault(key, {})
+        return self._scope_memo
+
+    def _measure_constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
+                          after: Any, after_text: str | None, systems: list[Any], moves: list | None) -> int | None:
+        """Tokens ``message`` adds beyond its text between ``previous`` and ``after``, from two counts of
+        a small prompt: the two neighbours (a long text cut in its middle) and it, and where the entry
+        takes the system text over, the system messages and the messages from the last user one."""
+        lead = [_stand_in(previous, previous_text)] if previous is not None else []
+        if previous is not None and previous.role == "tool" and name is not None:
+            lead = self._lead(name, previous)
+        if systems:  # the messages from where the last run of user messages starts (else the neighbour)
+            span = [_stand_in(m, self._text(m)) for m in moves[0]]
+            if span and (span[0].role == "tool" or span[-1].role == "tool" and not any(m.tool_calls for m in span)):
+                return None  # a tool result without its call: no small prompt holds it
+            lead = [m.chat() for m in systems] + (span or lead)
+        tail = self._trail(name, after, after_text)
+        middle = _stand_in(message, text)
+        try:
+            with_it = self._count_small(lead + [middle] + tail)
+            without = self._count_small(lead + tail)
+        except CounterError:
+            return None
+        return with_it - without - self.counter.text_count(middle.content)
+
+    def _count_small(self, messages: list[ChatMessage]) -> int:
+        """A small prompt counted as ``total`` counts one (an empty user turn after a final assistant
+        message the template refuses to end on)."""
+        if not messages:
+            messages = [ChatMessage(role="user", content="")]
+        before = self.counter.full_counts
+        try:
+            return self.counter.count(messages, [])
+        except CounterError:
+            if messages[-1].role != "assistant":
+                raise
+            return self.counter.count(messages + [ChatMessage(role="user", content="")], [])
+        finally:
+            self.probe_counts += self.counter.full_counts - before
+
+    # ---- passages placed into a user message

@@ -1,0 +1,235 @@
+"""``FastPlanCounts``: a plan's questions answered from item costs where the item model covers them, counted
+whole where it must, and checked (the reference is ``counts.PlanCounts``)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..contracts import ChatMessage, Evidence, ToolDefinition
+from ..counting import TokenCounter
+from ..errors import CounterError
+from ..render import user_content
+from .chains import ChainCosts
+from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
+from .passages import PassageCosts
+from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
+
+
+class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
+    """Answers from item costs where it can, counts whole where it must, and checks itself."""
+
+    reference = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.memo = _plan_memo(self.counter)
+        self._scope_memo: dict | None = None
+        self._host_text: tuple[Any, str] = ((), "")
+        self._evidence_memo: dict[int, tuple[Any, Evidence, int | None]] = {}
+        self._block_ids: dict[int, int] = {}
+        self._steps: dict[tuple, tuple] = {}  # a chain step's constant, by the objects around it
+        self._block_keep: list[Any] = []  # messages whose ids key _block_ids stay alive
+        self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
+        self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
+        self._walk_end: tuple | None = None
+        self._epoch = 0  # bumped whenever a constant turns out unstable: walked costs are then not reused
+        self.running: int | None = None
+        self._running_checked = False
+        self.message_sections = [st.plan.name for st in self.states if st.plan.into is None]
+        self.into = {st.plan.name: st.plan.into for st in self.states if st.plan.into is not None}
+        self.sources: dict[str, list[str]] = {}
+        for st in self.states:
+            if st.plan.into is not None:
+                self.sources.setdefault(st.plan.into, []).append(st.plan.name)
+
+    # ---- the running total
+
+    def pinned_total(self) -> int:
+        self.running = self.total()
+        self._running_checked = True
+        return self.running
+
+    def running_total(self) -> int:
+        """Exact: a section's limit is worked out from it, and a limit off by a token would decide
+        differently from the reference while every count near it agreed with itself."""
+        assert self.running is not None
+        if not self._running_checked:
+            exact = self.total()
+            if exact != self.running:
+                raise PredictionMismatch(f"the committed sections count {exact} tokens, the item costs predicted "
+                                         f"{self.running}")
+            self._running_checked = True
+        return self.running
+
+    def pins_cost(self, name: str) -> int:
+        return self.whole_cost(name, self.current[name]) if self.current[name] else 0
+
+    def commit(self, name: str, entries: Sequence[Any]) -> None:
+        entries = list(entries)
+        old, new = self._gain(name, self.current[name]), self._gain(name, entries)
+        if old is None or new is None:  # a section the model does not cover: count the whole prompt
+            super().commit(name, entries)
+            self.running = self.total()
+            self._running_checked = True
+            return
+        super().commit(name, entries)
+        self.running += new - old
+        self._running_checked = False
+
+    def final_total(self) -> int:
+        value = super().final_total()
+        if value != self.running:
+            raise PredictionMismatch(f"the emitted prompt counts {value} tokens, the item costs predicted "
+                                     f"{self.running}")
+        return value
+
+    # ---- questions
+
+    def cost(self, name: str, entries: Sequence[Any], thresholds: tuple[int, ...] | None = None) -> int:
+        entries = list(entries)
+        predicted = self._gain(name, entries) if thresholds is not None else None
+        if predicted is None:
+            return self.whole_cost(name, entries)
+        self.predicted += 1
+        if any(abs(predicted - t) <= NEAR_ALLOWANCE for t in thresholds):
+            exact = self.whole_cost(name, entries)
+            if exact != predicted:
+                raise PredictionMismatch(f"section {name!r}: predicted {predicted} tokens near a budget of "
+                                         f"{', '.join(map(str, thresholds))}, a complete count gave {exact}")
+        return predicted
+
+    def confirmed(self, name: str, entries: Sequence[Any], value: int) -> int:
+        exact = self.whole_cost(name, entries)
+        if exact != value:
+            raise PredictionMismatch(f"section {name!r}: predicted {value} tokens over its allowance, a complete "
+                                     f"count gave {exact}")
+        return exact
+
+    @staticmethod
+    def covers(counter: TokenCounter, states: Sequence[Any], tools: Sequence[ToolDefinition]) -> bool:
+        """Whether the item model covers this layout: system messages only at the head of the prompt
+        (a template moves their text and joins what is around them), and tool definitions whose
+        tokens do not depend on which messages come first (Llama 3.1 folds them into the first user
+        message; Mistral puts them in a block of their own)."""
+        started = False
+        for st in states:
+            if st.plan.into is not None:
+                continue
+            for m in st.entries:
+                if m.role != "system":
+                    started = True
+                elif started:
+                    return False
+        if not tools:
+            return True
+        systems = [m.chat() for st in states if st.plan.into is None for m in st.entries if m.role == "system"]
+        return _tools_stand_apart(counter, tuple(tools), tuple(systems))
+
+    def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
+        costs = self._chain(name, list(entries))
+        return costs if costs is not None else self._local_costs(name, list(entries))
+
+    def alone_cost(self, name: str, entry: Any) -> int:
+        costs = self._chain(name, [entry])
+        return costs[0] if costs is not None else self._local_costs(name, [entry])[0]
+
+    def _local_costs(self, name: str, entries: list[Any]) -> list[int]:
+        """Trace costs of entries the item model does not cover.
+
+        A section of system messages at the head of the prompt is counted from a small prompt. Tool
+        calls and results (with plain text around them) too: what each adds comes from the section
+        between its neighbours, and whether the template accepts the prompt cut after it (the
+        reference gives a refused cut 0 tokens) from the whole prompt's outline, every text replaced by
+        a letter, which counts in a moment. Where the small prompt and the outline disagree on that,
+        and for anything else (text starting with whitespace, a system message among the entries), the
+        complete prompt is counted, as the reference does."""
+        if name in self.into or not entries:
+            return super().kept_costs(name, entries)
+        if all(m.role == "system" for m in entries):
+            return self._system_costs(name, entries)
+        before, after = self._neighbours(name)
+        textual = [m for m in entries + [before, after] if m is not None and m.role != "tool" and not m.tool_calls]
+        if (any(m.role == "system" for m in entries) or any(not _plain(m) for m in textual if m.role != "system")
+                or any(_joins(a, b) for a, b in zip([before] + entries, entries + [after]))):
+            return super().kept_costs(name, entries)
+        if self._systems(name) and (any(m.role == "user" for m in entries) or _joins(before, after)):
+            return super().kept_costs(name, entries)  # the start of the last run of user messages may move
+        lead, tail = self._lead(name, before), self._trail(name, after)
+        blocks = self._blocks(name)
+        host = next((m for m in entries if m.role == "user"), None) if blocks else None
+        chats = [m.chat() if m is not host else m.chat().model_copy(update={"content": user_content(
+            m.content or "", [self._evidence(b) for b in blocks])}) for m in entries]
+        values: list[int | None] = []
+        closings = set()
+        for k in range(len(entries) + 1):
+            try:
+                value: int | None = self._count_small(lead + chats[:k] + tail)
+            except CounterError:
+                value = None
+            accepted = self._accepts(name, entries[:k])
+            if (value is not None) != (accepted is not None):
+                return super().kept_costs(name, entries)
+            closings.add(accepted)
+            values.append(value)
+        if self._systems(name) and {"plain", "closed"} <= closings:
+            return super().kept_costs(name, entries)  # the system text goes to the closing turn in some only
+        return [b - a if a is not None and b is not None else 0 for a, b in zip(values, values[1:])]
+
+    def _accepts(self, name: str, entries: list[Any]) -> str | None:
+        """How the template takes the whole prompt with section ``name`` holding ``entries``, as
+        ``total`` counts it: "plain", "closed" (with an empty user turn after it) or ``None``
+        (refused). Judged from the prompt's outline: roles, tool calls and which texts are empty."""
+        hosts = {id(next((m for m in self.current[t] if m.role == "user"), None)) for t, sources in self.sources.items()
+                 if any(self.current[s] for s in sources)}
+        outline = []
+        for section in self.message_sections:
+            for m in (entries if section == name else self.current[section]):
+                text = "x" if (m.content or id(m) in hosts) else m.content
+                outline.append(ChatMessage(role=m.role, content=text, tool_calls=m.tool_calls,
+                                           tool_call_id=m.tool_call_id))
+        if not outline:
+            outline = [ChatMessage(role="user", content="")]
+        before = self.counter.full_counts
+        try:
+            self.counter.count(outline, self.tools)
+            return "plain"
+        except CounterError:
+            if outline[-1].role != "assistant":
+                return None
+            try:
+                self.counter.count(outline + [ChatMessage(role="user", content="")], self.tools)
+                return "closed"
+            except CounterError:
+                return None
+        finally:
+            self.probe_counts += self.counter.full_counts - before
+
+    def _system_costs(self, name: str, entries: list[Any]) -> list[int]:
+        """Trace costs of a section of system messages at the head of the prompt. Templates put the
+        system text first (with the tool definitions) or, as Mistral does, before the first message of
+        the last run of user messages: the small prompt holds the system messages, the tools and that
+        message (its text cut in its middle)."""
+        at = self.message_sections.index(name)
+        head = [m for s in self.message_sections[:at] for m in self.current[s]]
+        rest = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
+        start = _last_run_start(rest, False)
+        if (head or start is None or any(m.role == "system" for m in rest)
+                or rest[0].role != "user" or rest[-1].role != "user"):
+            # the only system messages, at the head (tools stand apart, or this is not the fast method),
+            # a prompt that starts and ends with a user message (templates treat the first system
+            # message and the last turn specially)
+            return super().kept_costs(name, entries)
+        host = rest[start]
+        if not _plain(host):  # leading whitespace runs the system text's seam on into what follows
+            return super().kept_costs(name, entries)
+        probe: list[ChatMessage] = []
+        tail = [_stand_in(host, self._text(host))]
+        values = []
+        for k in range(len(entries) + 1):
+            before = self.counter.full_counts
+            try:
+                values.append(self.counter.count(probe + [m.chat() for m in entries[:k]] + tail, self.tools))
+            except CounterError:
+                return super().kept_costs(name, entries)
+            finally:
+                self.probe_counts += self.counter.full_counts - before
+        return [b - a for a, b in zip(values, values[1:])]

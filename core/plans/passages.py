@@ -1,0 +1,178 @@
+"""What passages placed into a user message as evidence blocks add: their blocks' tokens plus constants from
+small text counts (the first block also brings the preamble and the question's label)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..contracts import Evidence
+from ..render import evidence_block, user_content
+from .counts import _UNSTABLE
+from .seams import _plain, _seam_start, passage
+
+
+class PassageCosts:
+    """The item model of ``FastPlanCounts`` for passage sections (a mixin: its state is set there)."""
+
+    def _placement(self, name: str) -> tuple[Any, list[Any], list[Any]]:
+        """For passage section ``name``: its host (the target's first user message, or ``None``) and the
+        committed passages of the sections placed into the same host before and after it."""
+        target = self.into[name]
+        host = next((m for m in self.current[target] if m.role == "user"), None)
+        sources = self.sources[target]
+        at = sources.index(name)
+        earlier = [m for s in sources[:at] for m in self.current[s]]
+        later = [m for s in sources[at + 1:] for m in self.current[s]]
+        return host, earlier, later
+
+    def _passage_gain(self, name: str, entries: list[Any]) -> int | None:
+        """What the passages ``entries`` add to their host, in one sum (strategies ask this for every
+        candidate list, so it is kept to C-level loops over cached block counts)."""
+        host, earlier, later = self._placement(name)
+        if host is None or not entries:
+            return 0
+        if not self._passage_host_ok(host):
+            return None
+        question = host.content
+        placed = earlier + entries + later
+        constant = self._block_constant(question, placed[:3]) if len(placed) > 1 else 0
+        if constant is None:
+            return None
+        tokens = self._block_table()
+        rest = earlier + later
+        try:
+            rest_sum = sum(map(tokens.__getitem__, map(id, rest))) if rest else 0
+            entry_sum = sum(map(tokens.__getitem__, map(id, entries)))
+        except KeyError:  # a strategy's own messages: count them once too
+            for m in placed:
+                if id(m) not in tokens:
+                    tokens[id(m)] = self._block_tokens(m)
+                    self._block_keep.append(m)
+            rest_sum = sum(map(tokens.__getitem__, map(id, rest))) if rest else 0
+            entry_sum = sum(map(tokens.__getitem__, map(id, entries)))
+
+        def cost(first: Any, count: int, block_sum: int) -> int:
+            return self._first_block(question, first) + block_sum - tokens[id(first)] + constant * (count - 1)
+
+        with_them = cost(placed[0], len(placed), rest_sum + entry_sum)
+        without = cost(rest[0], len(rest), rest_sum) if rest else 0
+        return with_them - without
+
+    def _block_table(self) -> dict[int, int]:
+        """Block token counts by message identity, filled for every passage of the plan at first use."""
+        if not self._block_ids:
+            for st in self.states:
+                if st.plan.into is not None:
+                    for m in st.entries:
+                        self._block_ids[id(m)] = self._block_tokens(m)
+        return self._block_ids
+
+    def _passage_chain(self, name: str, entries: list[Any]) -> list[int] | None:
+        """What each passage adds in turn to its host (the target section's first user message)."""
+        host, earlier, later = self._placement(name)
+        if host is None or not entries:
+            return [0] * len(entries)  # no user message to carry them: they are not rendered
+        if not self._passage_host_ok(host):
+            return None
+        question = host.content
+        constant = 0
+        if len(earlier) + len(entries) + len(later) > 1:
+            constant = self._block_constant(question, (earlier + entries + later)[:3])
+            if constant is None:
+                return None
+        costs = []
+        for i, message in enumerate(entries):
+            if earlier or i:
+                costs.append(self._block_tokens(message) + constant)
+                continue
+            cost = self._first_block(question, message)  # it brings the preamble and the question's label
+            if later:  # the block that was first becomes a further one
+                cost += self._block_tokens(later[0]) + constant - self._first_block(question, later[0])
+            costs.append(cost)
+        return costs
+
+    @staticmethod
+    def _passage_host_ok(host: Any) -> bool:
+        """Blocks placed into it leave the ends of its text as they were (so its constant holds)."""
+        return _plain(host) and _seam_start(host.content) == _seam_start(user_content(host.content,
+                                                                                      [passage(host)]))
+
+    def _passages(self, question: str, messages: list[Any]) -> int | None:
+        """Tokens the evidence blocks of ``messages`` add to a user message whose text is ``question``."""
+        if not messages:
+            return 0
+        value = self._first_block(question, messages[0])
+        if len(messages) > 1:
+            constant = self._block_constant(question, messages[:3])
+            if constant is None:
+                return None
+            value += sum(self._block_tokens(m) for m in messages[1:]) + constant * (len(messages) - 1)
+        return value
+
+    def _evidence(self, message: Any) -> Evidence:
+        hit = self._evidence_memo.get(id(message))
+        if hit is None or hit[0] is not message:
+            hit = (message, passage(message), None)
+            self._evidence_memo[id(message)] = hit
+        return hit[1]
+
+    def _block_tokens(self, message: Any) -> int:
+        """Tokens of a passage's block on its own, counted once per content."""
+        hit = self._evidence_memo.get(id(message))
+        if hit is None or hit[0] is not message or hit[2] is None:
+            evidence = self._evidence(message)
+            hit = (message, evidence, self.counter.text_count(evidence_block(evidence)))
+            self._evidence_memo[id(message)] = hit
+        return hit[2]
+
+    def _first_block(self, question: str, message: Any) -> int:
+        """Tokens the first block adds with the preamble and the question's label: its block's own tokens
+        plus a constant (the block's ends, the preamble and the label are the same text for every passage),
+        once three passages have measured the same constant from text counts; measured until then, and
+        always where two passages disagreed."""
+        hit = self._first_memo.get((id(message), question))
+        if hit is None or hit[0] is not message:
+            key = ("first-block", question)
+            memo = self._scope()
+            known = memo.get(key)
+            if known is not None and known != _UNSTABLE and known[1] >= 2:
+                value = self._block_tokens(message) + known[0]
+            else:
+                text = self.counter.text_count
+                value = text(user_content(question, [self._evidence(message)])) - text(question)
+                constant = value - self._block_tokens(message)
+                if known is None:
+                    memo[key] = (constant, 0, message.content)
+                elif known != _UNSTABLE and known[2] != message.content:
+                    if known[0] == constant:
+                        memo[key] = (constant, known[1] + 1, message.content)
+                    else:
+                        memo[key] = _UNSTABLE
+                        self._epoch += 1
+            hit = (message, value)
+            self._first_memo[(id(message), question)] = hit
+        return hit[1]
+
+    def _block_constant(self, question: str, messages: list[Any]) -> int | None:
+        """Tokens a further block adds beyond its own text, from three small text counts (two when
+        only two blocks exist), checked against each other."""
+        key = ("evidence-block",)
+        memo = self._scope()
+        known = memo.get(key)
+        if known == _UNSTABLE:
+            return None
+        if known is not None and known[1]:
+            return known[0]
+        text = self.counter.text_count
+        blocks = [self._evidence(m) for m in messages]
+        values = []
+        for k in range(1, min(len(blocks), 3)):
+            values.append(text(user_content(question, blocks[:k + 1])) - text(user_content(question, blocks[:k]))
+                          - text(evidence_block(blocks[k])))
+        if known is not None:
+            values.append(known[0])
+        if len(set(values)) != 1:
+            memo[key] = _UNSTABLE
+            self._epoch += 1
+            return None
+        memo[key] = (values[0], len(values) > 1, None)
+        return values[0]

@@ -1,0 +1,192 @@
+"""What a plan entry's cost depends on at its edges (the seams a template and a pre-tokenizer join across),
+stand-ins for small probe prompts, and what the counter's template does with tools and closing turns."""
+from __future__ import annotations
+
+import functools
+import json
+import unicodedata
+from typing import Any
+
+from ..contracts import ChatMessage, Evidence, ToolCall
+from ..counting import TokenCounter
+from ..errors import CounterError
+
+SEAM_CHARS = 64  # text kept on each side of a seam in a constant's key (to the next whitespace)
+STAND_IN_CHARS = 2048  # text kept at each end of a long message in a small probe prompt
+
+
+def _head(text: str | None, size: int = SEAM_CHARS) -> str:
+    """The start of ``text``: ``size`` characters, then on to the next whitespace (so the piece of
+    text touching the seam is whole)."""
+    if text is None or len(text) <= size:
+        return text or ""
+    end = next((i for i in range(size, len(text)) if text[i].isspace()), len(text))
+    return text[:end]
+
+
+def _tail(text: str | None, size: int = SEAM_CHARS) -> str:
+    """The end of ``text``: ``size`` characters, back to a whitespace character (kept)."""
+    if text is None or len(text) <= size:
+        return text or ""
+    start = next((i for i in range(len(text) - size, -1, -1) if text[i].isspace()), 0)
+    return text[start:]
+
+
+def _last_run_start(messages: list[Any], users_follow: bool) -> int | None:
+    """Where the last run of user messages starts: the run ending the list when user messages follow
+    it (they join it), else the list's last run; ``None`` when there is none."""
+    i = len(messages)
+    if not users_follow:
+        while i > 0 and messages[i - 1].role != "user":
+            i -= 1
+    if i == 0 or messages[i - 1].role != "user":
+        return None
+    while i > 0 and messages[i - 1].role == "user":
+        i -= 1
+    return i
+
+
+SEAM_RUN = 16  # a longer run of punctuation at a seam puts the text around it in the key
+
+
+@functools.lru_cache(maxsize=65536)
+def _seam_end(text: str | None) -> tuple[str, str]:
+    """What of a text's end can reach across a seam: its closing run of characters that are neither
+    letters nor digits (a pre-tokenizer may join it with the separator after it) and the class of
+    the character before that run. A long run stands for itself with the text before it."""
+    text = text or ""
+    i = len(text)
+    while i > 0 and not text[i - 1].isalnum():
+        i -= 1
+    run = text[i:]
+    if len(run) > SEAM_RUN:
+        return ("text", _tail(text))
+    return (run, _char_class(text[i - 1]) if i > 0 else "")
+
+
+@functools.lru_cache(maxsize=65536)
+def _seam_start(text: str | None) -> tuple[str, str]:
+    """What of a text's start can reach across a seam (see ``_seam_end``)."""
+    text = text or ""
+    i = 0
+    while i < len(text) and not text[i].isalnum():
+        i += 1
+    run = text[:i]
+    if len(run) > SEAM_RUN:
+        return ("text", _head(text))
+    return (run, _char_class(text[i]) if i < len(text) else "")
+
+
+def _stand_in(message: Any, text: str) -> ChatMessage:
+    """A message for a small probe prompt: its role and tool calls, and its text with a long middle
+    cut out (what a message adds depends on the seams beside it, not on the far side of its neighbours)."""
+    head, tail = _head(text, STAND_IN_CHARS), _tail(text, STAND_IN_CHARS)
+    if len(head) + len(tail) < len(text):
+        text = head + " " + tail
+    return message.chat().model_copy(update={"content": text})
+
+
+def passage(message: Any) -> Evidence:
+    """A plan message of a passage section, as the evidence block it renders to."""
+    return Evidence(id=message.id or "", source=message.source or "", text=message.content or "",
+                    score=message.score or 0.0)
+
+
+def _kind(message: Any) -> str | None:
+    if message is None:
+        return None
+    return message.role + ("+calls" if message.tool_calls else "")
+
+
+def _char_class(char: str) -> str:
+    if char.isspace():
+        return "space"
+    category = unicodedata.category(char)
+    return category[0] if category[0] in "LN" else category
+
+
+_STUB = ChatMessage(role="user", content="")  # the empty user turn after a prompt a template will not end on
+
+
+def _needs_closing_turn(counter: TokenCounter) -> bool:
+    """Whether the counter's template refuses a prompt that ends with an assistant message (Mistral):
+    then ``total`` counts such a prompt with an empty user turn after it."""
+    known = getattr(counter, "_refuses_assistant_end", None)
+    if known is None:
+        try:
+            counter.count([ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content="b")], [])
+            known = False
+        except CounterError:
+            known = True
+        counter._refuses_assistant_end = known
+    return known
+
+
+def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> bool:
+    """Whether the tool definitions add the same tokens whatever the conversation after the system
+    messages looks like (a first message of either role, texts starting with a letter or not): then
+    probes without them measure what the prompt with them does. Asked once per counter, tools and
+    system messages."""
+    memo = counter.__dict__.setdefault("_tools_apart", {})  # on the counter: an id could be reused by another
+    key = json.dumps([[t.model_dump(mode="json") for t in tools], [m.content for m in systems]])
+    known = memo.get(key)
+    if known is not None:
+        return known
+    shapes = [[("user", "Where is it?")], [("user", "(see below) where")], [("assistant", "Hello."), ("user", "Ok.")],
+              [("user", "a"), ("assistant", "b"), ("user", "c")], [("user", "a"), ("user", "b")]]
+    call = ToolCall(id="probecall", name=tools[0].name, arguments={})
+    shapes.append([ChatMessage(role="assistant", tool_calls=[call]),
+                   ChatMessage(role="tool", content="{}", tool_call_id="probecall"), ("user", "Ok.")])
+    shapes.append([("user", "a"), ChatMessage(role="assistant", tool_calls=[call]),
+                   ChatMessage(role="tool", content="{}", tool_call_id="probecall"), ("user", "Ok.")])
+    added = set()
+    try:
+        for shape in shapes:
+            messages = list(systems) + [m if isinstance(m, ChatMessage) else ChatMessage(role=m[0], content=m[1])
+                                        for m in shape]
+            added.add(counter.count(messages, list(tools)) - counter.count(messages, []))
+    except CounterError:
+        added = {None, 0}
+    apart = len(added) == 1
+    if len(memo) > 256:
+        memo.clear()
+    memo[key] = apart
+    return apart
+
+
+def _compress_runs(messages: list[Any]) -> list[Any]:
+    """A run of consecutive user messages cut to its first and last: what is between is joined to
+    them either way, and the seams at the run's ends are what a small probe must keep."""
+    out: list[Any] = []
+    for i, m in enumerate(messages):
+        inside = (m.role == "user" and 0 < i < len(messages) - 1 and messages[i - 1].role == "user"
+                  and messages[i + 1].role == "user")
+        if not inside:
+            out.append(m)
+    return out
+
+
+def _joins(first: Any, second: Any) -> bool:
+    """Whether a template may join two neighbouring messages into one text: same role, same kind."""
+    return first is not None and second is not None and _kind(first) == _kind(second)
+
+
+def _plain(message: Any) -> bool:
+    """A message whose cost is its text's tokens plus a constant: user or assistant text, no tool
+    calls, starting with no whitespace (Mistral runs leading whitespace into the system text's seam).
+    Trailing whitespace is allowed: the constant is learned per closing run of the text."""
+    content = message.content
+    return (message.role in ("user", "assistant") and not message.tool_calls and bool(content)
+            and not content[0].isspace() and bool(content.strip()))
+
+
+def thresholds_of(strategy: Any, limit: int) -> tuple[int, ...] | None:
+    """The budgets a strategy compares ``count`` with, if it declares them (``thresholds(limit)``)."""
+    declare = getattr(strategy, "thresholds", None)
+    if not callable(declare):
+        return None
+    try:
+        values = tuple(int(v) for v in declare(limit))
+    except Exception:  # a third party's declaration that does not work is no declaration
+        return None
+    return values
