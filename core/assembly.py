@@ -99,7 +99,8 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
 
     # The complete request is tokenised once more, uncached, and must equal the running count.
     final = render(request, b.selection)
-    input_tokens = len(counter.token_ids(final.messages, final.tools))
+    final_ids = counter.token_ids(final.messages, final.tools)
+    input_tokens = len(final_ids)
     b.full_counts += 1
     if input_tokens != b.tokens:
         if isinstance(b, FastBuilder):
@@ -116,7 +117,7 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         context_limit=request.context_limit, max_new_tokens=request.max_new_tokens, margin=request.margin,
         fill_order=list(request.fill_order), kept_evidence=kept_evidence, dropped_evidence=dropped_evidence,
         kept_turns=kept_turns, dropped_turns=dropped_turns, trace=b.trace, counter=counter.identity,
-        request=request), counter)
+        request=request), counter, final_ids)
 
 
 def _fill_history(b: Builder, budget: int) -> tuple[int, int]:

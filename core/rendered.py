@@ -29,8 +29,15 @@ def _spellings(text: str) -> list[str]:
     return [s for s in dict.fromkeys((stripped, quoted, ascii_quoted)) if s]
 
 
-def _present(rendered: str, text: str) -> bool:
-    return any(s in rendered for s in _spellings(text))
+def _present(rendered: str, text: str, start: int = 0) -> bool:
+    """Whether ``text`` is anywhere in ``rendered``; looked for from ``start`` first (messages render in
+    order, so a scan from the previous message's place finds it without rescanning the prompt)."""
+    return any(rendered.find(s, start) != -1 or s in rendered for s in _spellings(text))
+
+
+def _place(rendered: str, text: str, start: int) -> int:
+    found = [at for at in (rendered.find(s, start) for s in _spellings(text)) if at != -1]
+    return min(found) if found else start
 
 
 def _call_present(rendered: str, name: str, arguments: dict) -> bool:
@@ -44,10 +51,14 @@ def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefini
                      ) -> dict[int, str]:
     """Message index -> what of it the rendered text lacks."""
     missing: dict[int, str] = {}
+    start = 0
     for i, m in enumerate(messages):
         lacks = []
-        if m.content and m.content.strip() and not _present(rendered, m.content):
-            lacks.append(f"its text ({len(m.content)} chars)")
+        if m.content and m.content.strip():
+            if not _present(rendered, m.content, start):
+                lacks.append(f"its text ({len(m.content)} chars)")
+            else:
+                start = _place(rendered, m.content, start)
         for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
             if not _call_present(rendered, call.name, call.arguments):
                 lacks.append(f"tool call {call.id} ({call.name})")
@@ -60,11 +71,14 @@ def missing_tools(tools: Sequence[ToolDefinition], rendered: str) -> list[str]:
     return [t.name for t in tools if t.name not in rendered or (t.description and not _present(rendered, t.description))]
 
 
-def mark_not_rendered(result: AssemblyResult, counter: TokenCounter) -> AssemblyResult:
+def mark_not_rendered(result: AssemblyResult, counter: TokenCounter, ids: Sequence[int] | None = None
+                      ) -> AssemblyResult:
     """``result`` with each sent entry whose item the template left out marked ``not rendered`` (0 tokens, a
-    reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails."""
+    reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails.
+    ``ids``, the request's token ids when the caller has them, spare a counter that can decode them a render."""
     try:
-        rendered = counter.render_text(result.messages, result.tools)
+        rendered = (counter.render_text(result.messages, result.tools) if ids is None
+                    else counter.text_of_ids(ids, result.messages, result.tools))
     except CounterError:
         return result
     missing = missing_messages(result.messages, result.tools, rendered)

@@ -76,6 +76,12 @@ class TokenCounter(ABC):
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """The request as text, control tokens written out, as the model sees it."""
 
+    def text_of_ids(self, ids: Sequence[int], messages: Sequence[ChatMessage],
+                    tools: Sequence[ToolDefinition]) -> str:
+        """``render_text`` of a request whose ``token_ids`` are ``ids`` (a counter that can decode its
+        ids exactly saves rendering the request again)."""
+        return self.render_text(messages, tools)
+
     @abstractmethod
     def control_token_strings(self) -> list[str]:
         """Literal spellings of the tokenizer's control (special) tokens."""

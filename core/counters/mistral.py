@@ -176,6 +176,26 @@ class MistralCounter(TokenCounter):
         tokens = self._encode(messages, tools).tokens
         return self._tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
 
+    def text_of_ids(self, ids, messages, tools) -> str:
+        """The text ``render_text`` gives, decoded from ``ids`` as tekken's own decode (control tokens
+        kept) groups them, without its per-token Python work."""
+        raw = self._tokenizer.instruct_tokenizer.tokenizer
+        model, specials = getattr(raw, "_model", None), getattr(raw, "_all_special_tokens", None)
+        if model is None or not hasattr(model, "decode") or not isinstance(specials, list):
+            return self.render_text(messages, tools)
+        offset, out, run = self._num_special, [], []
+        for token in ids:
+            if token < offset:
+                if run:
+                    out.append(model.decode(run))
+                    run = []
+                out.append(specials[token]["token_str"])
+            else:
+                run.append(token - offset)
+        if run:
+            out.append(model.decode(run))
+        return "".join(out)
+
     def text_token_count(self, text: str) -> int:
         raw = self._tokenizer.instruct_tokenizer.tokenizer
         model = getattr(raw, "_model", None)  # tekken's tiktoken core: same length, no id offsetting
