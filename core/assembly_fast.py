@@ -49,6 +49,7 @@ class FastBuilder(Builder):
         self.constants: dict[tuple, int | None] = {}
         self._text_memo: dict[tuple[str, int], int] = {}
         self._trims: dict[str, tuple[bool, bool] | None] = {}
+        self._apart: dict[tuple[str, int], bool] = {}
         self._merges_users: bool | None = None
         self.turns = request.history_turns()
         self._evidence_members = list(range(len(request.evidence)))
@@ -71,20 +72,38 @@ class FastBuilder(Builder):
 
     # ---- what the template does with a message, learned once per assembly from tiny requests
 
+    def _role_count(self, role: str, content: str) -> int:
+        """Complete count of a tiny conversation with one ``role`` message of ``content`` in it."""
+        messages = [ChatMessage(role="user", content="Word"), ChatMessage(role="assistant", content="Word"),
+                    ChatMessage(role="user", content="Word")]
+        messages[0 if role == "user" else 1] = ChatMessage(role=role, content=content)
+        return self._synthetic(messages)
+
     def _trimmed(self, role: str) -> tuple[bool, bool] | None:
         """Whether the template trims ``role``'s leading and trailing whitespace (None: unknown)."""
         if role not in self._trims:
-            def count(content: str) -> int:
-                messages = [ChatMessage(role="user", content="Word"), ChatMessage(role="assistant", content="Word"),
-                            ChatMessage(role="user", content="Word")]
-                messages[0 if role == "user" else 1] = ChatMessage(role=role, content=content)
-                return self._synthetic(messages)
             try:
-                base = count("Word")
-                self._trims[role] = (count(_EDGE_PROBE + "Word") == base, count("Word" + _EDGE_PROBE) == base)
+                base = self._role_count(role, "Word")
+                self._trims[role] = (self._role_count(role, _EDGE_PROBE + "Word") == base,
+                                     self._role_count(role, "Word" + _EDGE_PROBE) == base)
             except Exception:  # a template that refuses the tiny request: keep to untouched edges
                 self._trims[role] = None
         return self._trims[role]
+
+    def _edge_apart(self, role: str, side: int) -> bool:
+        """Whether whitespace kept at this edge (0 leading, 1 trailing) of a ``role`` message costs its own
+        text tokens and no more (Mistral's control tokens; not Qwen's ``user\n`` header, which a leading
+        newline joins): then the edge need not be part of the shape."""
+        key = (role, side)
+        if key not in self._apart:
+            try:
+                base, text = self._role_count(role, "Word"), self.counter.text_count("Word")
+                self._apart[key] = all(
+                    self._role_count(role, content) - base == self.counter.text_count(self._form(role, content)) - text
+                    for content in ((ws + "Word") if side == 0 else ("Word" + ws) for ws in (" ", "\n", "\n\n", _EDGE_PROBE)))
+            except Exception:
+                self._apart[key] = False
+        return self._apart[key]
 
     def _form(self, role: str, content: str) -> str | None:
         """``content`` as the template tokenises it, or None when that is not known."""
@@ -122,6 +141,8 @@ class FastBuilder(Builder):
             if not form or not form.strip():
                 return None
             lead, trail = _edges(form)
+            lead = "" if lead and self._edge_apart(m.role, 0) else lead
+            trail = "" if trail and self._edge_apart(m.role, 1) else trail
             if len(lead) > MAX_EDGE or len(trail) > MAX_EDGE:
                 return None
             key.append((m.role, lead, trail))
