@@ -218,6 +218,10 @@ class MistralCounter(TokenCounter):
 
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
         raw = self._tokenizer.instruct_tokenizer.tokenizer
+        model = getattr(raw, "_model", None)
+        if (type(raw).__name__ == "Tekkenizer" and model is not None and hasattr(model, "encode_ordinary")
+                and not getattr(model, "_special_tokens", None)):
+            return []  # tekken offsets every id of its text encoding past the control tokens: text never is one
         ids = raw.encode(text, bos=False, eos=False)
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text
