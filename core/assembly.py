@@ -127,10 +127,11 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
     kept = dropped = 0
     stopped_at: str | None = None
     for rank, t in enumerate(reversed(range(len(ids))), start=1):
-        candidate = b.selection.add(turns=b.selection.turns + (t,))
+        def candidate(t=t):  # built only when counted or kept: at 30,000 items the copies add up
+            return b.selection.add(turns=b.selection.turns + (t,))
         total, marginal = b.attempt("history", t, candidate, decides=stopped_at is None)
         if stopped_at is None and total <= budget:
-            b.take(candidate, total)
+            b.take(candidate(), total)
             kept += 1
             b.trace.append(TraceEntry(section="history", id=ids[t], decision="kept", tokens=marginal, rank=rank,
                                       reason=f"fits: {total} of {budget} tokens after it"))
@@ -153,11 +154,12 @@ def _fill_evidence(b: Builder, budget: int) -> tuple[list[str], list[str]]:
     dropped: list[str] = []
     for rank, i in enumerate(evidence_ranking(request), start=1):
         passage = request.evidence[i]
-        candidate = b.selection.add(evidence=b.selection.evidence + (i,))
+        def candidate(i=i):
+            return b.selection.add(evidence=b.selection.evidence + (i,))
         total, marginal = b.attempt("evidence", i, candidate)
         extra = {"rank": rank, "score": passage.score, "source": passage.source}
         if total <= budget:
-            b.take(candidate, total)
+            b.take(candidate(), total)
             kept.append(passage.id)
             b.trace.append(TraceEntry(section="evidence", id=passage.id, decision="kept", tokens=marginal,
                                       reason=f"fits: {total} of {budget} tokens after it", **extra))

@@ -12,6 +12,7 @@ allowance when the decision depends on it, and the final request. A disagreement
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from .assembly_reference import Builder, PredictionMismatch
 from .contracts import ChatMessage, Request
@@ -98,9 +99,10 @@ class FastBuilder(Builder):
         if key not in self._apart:
             try:
                 base, text = self._role_count(role, "Word"), self.counter.text_count("Word")
+                contents = [(ws + "Word") if side == 0 else ("Word" + ws) for ws in (" ", "\n", "\n\n", _EDGE_PROBE)]
                 self._apart[key] = all(
-                    self._role_count(role, content) - base == self.counter.text_count(self._form(role, content)) - text
-                    for content in ((ws + "Word") if side == 0 else ("Word" + ws) for ws in (" ", "\n", "\n\n", _EDGE_PROBE)))
+                    self._role_count(role, c) - base == self.counter.text_count(self._form(role, c)) - text
+                    for c in contents)
             except Exception:
                 self._apart[key] = False
         return self._apart[key]
@@ -236,11 +238,11 @@ class FastBuilder(Builder):
         joins them (Mistral), so what it adds depends on its neighbour: count it whole."""
         return self.turns[t][-1].role == "user" and self._user_turns_merge()
 
-    def _marginal(self, section: str, index: int, candidate: Selection) -> int:
+    def _marginal(self, section: str, index: int, candidate: Callable[[], Selection]) -> int:
         if section == "evidence":
             if not self.selection.evidence:  # the first passage also brings the preamble
                 if self.selection.turns and self._open_ended(max(self.selection.turns)):
-                    return self.count(candidate) - self.tokens
+                    return self.count(candidate()) - self.tokens
                 first = self._first_passage_constant(index)
                 if first is not None:
                     return self._text_tokens(section, index) + first
@@ -252,7 +254,7 @@ class FastBuilder(Builder):
                 return self.delta(self._probe(section, neighbour), self._probe(section, neighbour + (index,)))
             return self._text_tokens(section, index) + constant
         if self._open_ended(index):
-            return self.count(candidate) - self.tokens
+            return self.count(candidate()) - self.tokens
         if not self.selection.turns:
             return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
         shape_of, members = self.shapes()
@@ -263,11 +265,12 @@ class FastBuilder(Builder):
             return self.delta(self._probe(section, neighbour), self._probe(section, (index,) + neighbour))
         return self._text_tokens(section, index) + constant
 
-    def attempt(self, section: str, index: int, candidate: Selection, decides: bool = True) -> tuple[int, int]:
+    def attempt(self, section: str, index: int, candidate: Callable[[], Selection],
+                decides: bool = True) -> tuple[int, int]:
         marginal = self._marginal(section, index, candidate)
         total = self.tokens + marginal
         if decides and abs(total - self.budget) <= NEAR_ALLOWANCE:
-            exact = self.count(candidate)
+            exact = self.count(candidate())
             if exact != total:
                 raise PredictionMismatch(f"predicted {total} tokens near the allowance, a complete count gave {exact}")
         return total, marginal

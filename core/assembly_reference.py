@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Callable
 
 from .contracts import Request
 from .counting import TokenCounter
@@ -65,10 +66,11 @@ class Builder:
         total = self.count(selection)
         return total, total - self.tokens
 
-    def attempt(self, section: str, index: int, candidate: Selection, decides: bool = True) -> tuple[int, int]:
-        """Complete count and marginal cost of admitting one optional item (``decides`` is False when the
-        item is dropped whatever its count: history older than its first misfit)."""
-        return self.cost(candidate)
+    def attempt(self, section: str, index: int, candidate: Callable[[], Selection],
+                decides: bool = True) -> tuple[int, int]:
+        """Complete count and marginal cost of admitting the item ``candidate()`` adds (``decides`` is
+        False when the item is dropped whatever its count: history older than its first misfit)."""
+        return self.cost(candidate())
 
     def take(self, selection: Selection, total: int) -> None:
         self.selection = selection
