@@ -260,9 +260,8 @@ class FastBuilder(Builder):
         shape_of, members = self.shapes()
         shape = shape_of[index]
         constant = self._constant(shape, members[shape], section) if shape is not None else None
-        if constant is None:  # tool calls render through the template: probe this turn beside its neighbour
-            neighbour = (min(self.selection.turns),)
-            return self.delta(self._probe(section, neighbour), self._probe(section, (index,) + neighbour))
+        if constant is None:  # tool calls render through the template: probe this turn before the question
+            return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
         return self._text_tokens(section, index) + constant
 
     def attempt(self, section: str, index: int, candidate: Callable[[], Selection],
