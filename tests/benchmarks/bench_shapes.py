@@ -19,13 +19,15 @@ import gc
 import random
 import sys
 import tempfile
+import time
 import tracemalloc
 from pathlib import Path
 
 from core import assemble, make_counter, parse_request
 from core.rag import build_index, expand, make_request
+from core.render import render
 
-from .bench_assembly import fresh_assembly_seconds, one_count_seconds
+from .bench_assembly import everything, fresh_assembly_seconds
 from .workload import large_request, text_of
 
 REFERENCE_LIMIT = 1200  # candidates; above it the reference (one complete count each) is skipped
@@ -143,11 +145,32 @@ HEADER = ("shape                                     tokens  count_ms  default_m
           "ref_full  result  text_MB  peak_MB  peak/text")
 
 
+def side_by_side(spec: str, request, repeats: int) -> tuple[float, int, float, dict]:
+    """Best of ``repeats`` of one complete count and of a default assembly on a counter with empty caches,
+    taken in turn so both see the same load on a shared machine."""
+    counter = make_counter(spec)
+    full = render(request, everything(request))
+    tokens = len(counter.token_ids(full.messages, full.tools))
+    counts, fasts, stats = [], [], {}
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        counter.token_ids(full.messages, full.tools)
+        counts.append(time.perf_counter() - start)
+        fresh = make_counter(spec)
+        fresh.token_ids(full.messages, full.tools)  # warm the tokenizer itself, not the caches
+        fresh._cache.clear()
+        fresh._text_cache.clear()
+        gc.collect()
+        start = time.perf_counter()
+        assemble(request, fresh, stats=stats)
+        fasts.append(time.perf_counter() - start)
+    return min(counts), tokens, min(fasts), stats
+
+
 def run_shape(label: str, data, spec: str, repeats: int) -> None:
     request = parse_request(data) if isinstance(data, dict) else data
-    counter = make_counter(spec)
-    count_s, tokens = one_count_seconds(counter, request, repeats)
-    fast_s, stats = fresh_assembly_seconds(spec, request, repeats)
+    count_s, tokens, fast_s, stats = side_by_side(spec, request, repeats)
     candidates = len(request.history_turns()) + len(request.evidence)
     if candidates <= REFERENCE_LIMIT:
         ref_s, ref_stats = fresh_assembly_seconds(spec, request, 1, reference=True)
@@ -180,7 +203,7 @@ def main(argv=None) -> int:
     parser.add_argument("--counter", default="mistral:tekken_240911")
     parser.add_argument("--no-hf", action="store_true", help="only the --counter, not the hf: counter too")
     args = parser.parse_args(argv)
-    repeats = 2 if args.quick or args.scale else 5
+    repeats = 3 if args.quick or args.scale else 5
     cases = scale_cases(args.quick) if args.scale else shapes(args.quick)
     what = "scale" if args.scale else "shapes"
     with tempfile.TemporaryDirectory() as folder:
