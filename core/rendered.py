@@ -29,15 +29,20 @@ def _spellings(text: str) -> list[str]:
     return [s for s in dict.fromkeys((stripped, quoted, ascii_quoted)) if s]
 
 
-def _present(rendered: str, text: str, start: int = 0) -> bool:
-    """Whether ``text`` is anywhere in ``rendered``; looked for from ``start`` first (messages render in
-    order, so a scan from the previous message's place finds it without rescanning the prompt)."""
-    return any(rendered.find(s, start) != -1 or s in rendered for s in _spellings(text))
+def _present(rendered: str, text: str) -> bool:
+    return any(s in rendered for s in _spellings(text))
 
 
-def _place(rendered: str, text: str, start: int) -> int:
-    found = [at for at in (rendered.find(s, start) for s in _spellings(text)) if at != -1]
-    return min(found) if found else start
+def _found_at(rendered: str, text: str, start: int) -> int:
+    """Where ``text`` is in ``rendered`` (-1: nowhere), looked for from ``start`` first: messages render in
+    order, so a scan from the previous message's place finds it without rescanning the prompt."""
+    spellings = _spellings(text)
+    for begin in (start, 0) if start else (0,):  # a template that moves a message (Mistral's system text) resets it
+        for s in spellings:
+            at = rendered.find(s, begin)
+            if at != -1:
+                return at
+    return -1
 
 
 def _call_present(rendered: str, name: str, arguments: dict) -> bool:
@@ -55,10 +60,11 @@ def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefini
     for i, m in enumerate(messages):
         lacks = []
         if m.content and m.content.strip():
-            if not _present(rendered, m.content, start):
+            at = _found_at(rendered, m.content, start)
+            if at == -1:
                 lacks.append(f"its text ({len(m.content)} chars)")
             else:
-                start = _place(rendered, m.content, start)
+                start = at
         for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
             if not _call_present(rendered, call.name, call.arguments):
                 lacks.append(f"tool call {call.id} ({call.name})")
