@@ -263,6 +263,10 @@ class MistralCounter(TokenCounter):
         if not self.spelling_scan(lambda: self._specials, "control").any_in(text):
             return []  # no spelling in it: no span to report, and no need to tokenise it to learn that
         raw = self._tokenizer.instruct_tokenizer.tokenizer
+        model = getattr(raw, "_model", None)
+        if (type(raw).__name__ == "Tekkenizer" and model is not None and hasattr(model, "encode_ordinary")
+                and not getattr(model, "_special_tokens", None)):
+            return []  # tekken offsets every id of its text encoding past the control tokens: text never is one
         ids = raw.encode(text, bos=False, eos=False)
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text

@@ -1,0 +1,275 @@
+"""The default assembly's counting: predicted complete counts, checked by complete counts.
+
+Each item's text is counted once (cached by content in the counter) and the complete count is
+predicted as the running count plus what the item adds: its text tokens plus a constant for its
+shape, learned from small probe requests (a few parts of the request, not all of it) and checked
+by a third probe. A shape is the roles of a turn's messages and the whitespace at their edges that
+the template keeps (whether it trims a role's edges is learned from three tiny requests). The
+required request is counted whole once; so is every attempt whose prediction lands near the
+allowance when the decision depends on it, and the final request. A disagreement raises
+``PredictionMismatch`` and the request is assembled again by the reference method.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .assembly_reference import Builder, PredictionMismatch
+from .contracts import ChatMessage, Request
+from .counting import TokenCounter
+from .render import Selection, evidence_block
+from .result import TraceEntry
+
+# A prediction this close to the allowance is checked by a complete count before it decides.
+NEAR_ALLOWANCE = 4
+# Whitespace a template either keeps (it adds tokens) or trims from a message's edge.
+_EDGE_PROBE = " \t "
+# Longer whitespace runs at a kept edge give no shape: such a turn is probed beside its neighbour.
+MAX_EDGE = 8
+
+
+def _edges(text: str) -> tuple[str, str]:
+    body = text.strip()
+    if not body:
+        return text, ""
+    start = text.index(body[0])
+    return text[:start], text[start + len(body):]
+
+
+class FastBuilder(Builder):
+    """Predicts complete counts from small probe requests and per-item text counts, and checks them.
+
+    A probe is a render of a few parts of the request (the question and one or two items): it
+    measures what an item adds where it will be inserted (evidence blocks are appended before the
+    question, history turns inserted before the newest kept turn) without tokenising the rest.
+    """
+
+    def __init__(self, request: Request, counter: TokenCounter, budget: int) -> None:
+        super().__init__(request, counter)
+        self.budget = budget
+        self.constants: dict[tuple, int | None] = {}
+        self._text_memo: dict[tuple[str, int], int] = {}
+        self._trims: dict[str, tuple[bool, bool] | None] = {}
+        self._apart: dict[tuple[str, int], bool] = {}
+        self._merges_users: bool | None = None
+        self.turns = request.history_turns()
+        self._evidence_members = list(range(len(request.evidence)))
+        self._shapes: tuple[list, dict] | None = None
+
+    def probe(self, selection: Selection) -> int:
+        before = self.counter.full_counts
+        value = self._render_count(selection)
+        self.probe_counts += self.counter.full_counts - before
+        return value
+
+    def delta(self, base: Selection, added: Selection) -> int:
+        return self.probe(added) - self.probe(base)
+
+    def _synthetic(self, messages: list[ChatMessage]) -> int:
+        before = self.counter.full_counts
+        value = self.counter.count(messages, [])
+        self.probe_counts += self.counter.full_counts - before
+        return value
+
+    # ---- what the template does with a message, learned once per assembly from tiny requests
+
+    def _role_count(self, role: str, content: str) -> int:
+        """Complete count of a tiny conversation with one ``role`` message of ``content`` in it."""
+        messages = [ChatMessage(role="user", content="Word"), ChatMessage(role="assistant", content="Word"),
+                    ChatMessage(role="user", content="Word")]
+        messages[0 if role == "user" else 1] = ChatMessage(role=role, content=content)
+        return self._synthetic(messages)
+
+    def _trimmed(self, role: str) -> tuple[bool, bool] | None:
+        """Whether the template trims ``role``'s leading and trailing whitespace (None: unknown)."""
+        if role not in self._trims:
+            try:
+                base = self._role_count(role, "Word")
+                self._trims[role] = (self._role_count(role, _EDGE_PROBE + "Word") == base,
+                                     self._role_count(role, "Word" + _EDGE_PROBE) == base)
+            except Exception:  # a template that refuses the tiny request: keep to untouched edges
+                self._trims[role] = None
+        return self._trims[role]
+
+    def _edge_apart(self, role: str, side: int) -> bool:
+        """Whether whitespace kept at this edge (0 leading, 1 trailing) of a ``role`` message costs its own
+        text tokens and no more (Mistral's control tokens; not Qwen's ``user\n`` header, which a leading
+        newline joins): then the edge need not be part of the shape."""
+        key = (role, side)
+        if key not in self._apart:
+            try:
+                base, text = self._role_count(role, "Word"), self.counter.text_count("Word")
+                contents = [(ws + "Word") if side == 0 else ("Word" + ws) for ws in (" ", "\n", "\n\n", _EDGE_PROBE)]
+                self._apart[key] = all(
+                    self._role_count(role, c) - base == self.counter.text_count(self._form(role, c)) - text
+                    for c in contents)
+            except Exception:
+                self._apart[key] = False
+        return self._apart[key]
+
+    def _form(self, role: str, content: str) -> str | None:
+        """``content`` as the template tokenises it, or None when that is not known."""
+        trims = self._trimmed(role)
+        if trims is None:
+            return content if content == content.strip() else None
+        if trims[0]:
+            content = content.lstrip()
+        if trims[1]:
+            content = content.rstrip()
+        return content
+
+    def _user_turns_merge(self) -> bool:
+        """Whether consecutive user messages render as one (Mistral joins them), so a turn that ends
+        with a user message costs what its neighbour makes of it."""
+        if self._merges_users is None:
+            try:
+                before = self.counter.full_counts
+                text = self.counter.render_text([ChatMessage(role="user", content="Alpha"),
+                                                 ChatMessage(role="user", content="Beta")], [])
+                self.probe_counts += max(self.counter.full_counts - before, 1)
+                self._merges_users = re.search(r"Alpha\s*Beta", text) is not None
+            except Exception:
+                self._merges_users = True
+        return self._merges_users
+
+    def _turn_shape(self, turn) -> tuple | None:
+        if any(m.tool_calls or m.role == "tool" for m in turn):
+            return None
+        if turn[-1].role == "user" and self._user_turns_merge():
+            return None
+        key = []
+        for m in turn:
+            form = self._form(m.role, m.content or "")
+            if not form or not form.strip():
+                return None
+            lead, trail = _edges(form)
+            lead = "" if lead and self._edge_apart(m.role, 0) else lead
+            trail = "" if trail and self._edge_apart(m.role, 1) else trail
+            if len(lead) > MAX_EDGE or len(trail) > MAX_EDGE:
+                return None
+            key.append((m.role, lead, trail))
+        return ("history", tuple(key))
+
+    def shapes(self) -> tuple[list, dict]:
+        """Each turn's shape (None: no constant can be learned) and the turns of each shape."""
+        if self._shapes is None:
+            shape_of, members = [], {}
+            for t, turn in enumerate(self.turns):
+                shape = self._turn_shape(turn)
+                shape_of.append(shape)
+                if shape is not None:
+                    members.setdefault(shape, []).append(t)
+            self._shapes = (shape_of, members)
+        return self._shapes
+
+    # ---- required content: probes, then one complete count of the required request
+
+    def require_item(self, section: str, index: int, item_id: str, selection: Selection, reason: str) -> None:
+        core = Selection(instructions=True)
+        if section == "instructions":
+            marginal = self.delta(Selection(), core)
+        elif section == "tools":
+            first = core.add(tools=(0,))
+            marginal = self.delta(core, first) if index == 0 else self.delta(first, first.add(tools=(0, index)))
+        elif section == "current":
+            marginal = self.delta(core, core.add(question=True))
+        else:
+            asked = core.add(question=True)
+            first = asked.add(exchanges=(0,))
+            marginal = self.delta(asked, first) if index == 0 else self.delta(first, first.add(exchanges=(0, index)))
+        self.take(selection, self.tokens + marginal)
+        self.trace.append(TraceEntry(section=section, id=item_id, decision="required", tokens=marginal,
+                                     reason=reason))
+
+    def check_required(self) -> None:
+        exact = self.count(self.selection)
+        if exact != self.tokens:
+            raise PredictionMismatch(f"required parts predicted {self.tokens} tokens, a complete count gave {exact}")
+
+    # ---- optional items
+
+    def _constant(self, shape: tuple, members: list[int], section: str) -> int | None:
+        """Tokens an item of ``shape`` adds beyond its text, learned from two probes and checked by a
+        third; ``None`` when the request has too few items of that shape, or they disagree."""
+        if shape in self.constants:
+            return self.constants[shape]
+        value = None
+        if len(members) >= 3:
+            a, b, c = sorted(members, key=lambda i: self._text_tokens(section, i))[:3]
+            values = []
+            for earlier, added in (((a,), b), ((a, b), c)):
+                base = self._probe(section, earlier)
+                values.append(self.delta(base, self._probe(section, earlier + (added,)))
+                              - self._text_tokens(section, added))
+            value = values[0] if values[0] == values[1] else None
+        self.constants[shape] = value
+        return value
+
+    def _first_passage_constant(self, index: int) -> int | None:
+        """What the first passage adds beyond its block (the preamble and the question prefix), learned
+        from two passages; None with a single passage or when they disagree."""
+        if "first passage" not in self.constants:
+            base = Selection(instructions=True, question=True)
+            others = [j for j in self._evidence_members[:2] if j != index][:1]
+            values = {self.delta(base, base.add(evidence=(k,))) - self._text_tokens("evidence", k)
+                      for k in (index, *others)}
+            self.constants["first passage"] = values.pop() if others and len(values) == 1 else None
+        return self.constants["first passage"]
+
+    def _probe(self, section: str, items: tuple[int, ...]) -> Selection:
+        if section == "evidence":
+            return Selection(question=True, evidence=items)
+        return Selection(question=True, turns=items)
+
+    def _text_tokens(self, section: str, index: int) -> int:
+        key = (section, index)
+        known = self._text_memo.get(key)
+        if known is None:  # an item's rendering is built (and looked up in the counter's cache) once
+            if section == "evidence":
+                known = self.counter.text_count(evidence_block(self.request.evidence[index]))
+            else:
+                known = sum(self.counter.text_count(self._form(m.role, m.content or "") or "")
+                            for m in self.turns[index])
+            self._text_memo[key] = known
+        return known
+
+    def _open_ended(self, t: int) -> bool:
+        """A turn that ends with a user message merges into the next user message where the template
+        joins them (Mistral), so what it adds depends on its neighbour: count it whole."""
+        return self.turns[t][-1].role == "user" and self._user_turns_merge()
+
+    def _marginal(self, section: str, index: int, candidate: Callable[[], Selection]) -> int:
+        if section == "evidence":
+            if not self.selection.evidence:  # the first passage also brings the preamble
+                if self.selection.turns and self._open_ended(max(self.selection.turns)):
+                    return self.count(candidate()) - self.tokens
+                first = self._first_passage_constant(index)
+                if first is not None:
+                    return self._text_tokens(section, index) + first
+                base = Selection(instructions=True, question=True)
+                return self.delta(base, base.add(evidence=(index,)))
+            constant = self._constant(("evidence",), self._evidence_members, section)
+            if constant is None:
+                neighbour = self.selection.evidence[-1:]
+                return self.delta(self._probe(section, neighbour), self._probe(section, neighbour + (index,)))
+            return self._text_tokens(section, index) + constant
+        if self._open_ended(index):
+            return self.count(candidate()) - self.tokens
+        if not self.selection.turns:
+            return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
+        shape_of, members = self.shapes()
+        shape = shape_of[index]
+        constant = self._constant(shape, members[shape], section) if shape is not None else None
+        if constant is None:  # tool calls render through the template: probe this turn before the question
+            return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
+        return self._text_tokens(section, index) + constant
+
+    def attempt(self, section: str, index: int, candidate: Callable[[], Selection],
+                decides: bool = True) -> tuple[int, int]:
+        marginal = self._marginal(section, index, candidate)
+        total = self.tokens + marginal
+        if decides and abs(total - self.budget) <= NEAR_ALLOWANCE:
+            exact = self.count(candidate())
+            if exact != total:
+                raise PredictionMismatch(f"predicted {total} tokens near the allowance, a complete count gave {exact}")
+        return total, marginal

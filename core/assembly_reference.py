@@ -1,0 +1,86 @@
+"""The reference builder: every admission attempt renders and counts the whole candidate request
+(seed 003's method, literally). ``core.assembly_fast`` predicts the same counts with far fewer."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable
+
+from .contracts import Request
+from .counting import TokenCounter
+from .render import Selection, render
+from .result import TraceEntry
+
+
+class PredictionMismatch(Exception):
+    """A shortcut disagreed with a complete count: the request goes back to the reference method."""
+
+
+def _selection_memo(counter: TokenCounter) -> "OrderedDict":
+    memo = getattr(counter, "_selection_memo", None)
+    if memo is None:
+        memo = OrderedDict()
+        counter._selection_memo = memo
+    return memo
+
+
+class Builder:
+    """Walks selections forward, counting each step against the previous one (the reference)."""
+
+    def __init__(self, request: Request, counter: TokenCounter) -> None:
+        self.request = request
+        self.counter = counter
+        self.full_counts = 0  # complete-request tokenisations this assembly made
+        self.probe_counts = 0  # small probe requests (one or two items) it tokenised
+        parts = (request.instructions, request.tools, request.history, request.current, request.tool_exchanges,
+                 request.evidence)
+        self._memo = (_selection_memo(counter), parts, tuple(map(id, parts)))
+        self.selection = Selection()
+        self.tokens = self.count(self.selection)
+        self.trace: list[TraceEntry] = [TraceEntry(
+            section="template", id="chat-template", decision="required", tokens=self.tokens,
+            reason="chat template, role markers and generation prefix with every section empty")]
+
+    def _render_count(self, selection: Selection) -> int:
+        """The counter's count of ``selection``'s render, remembered per request content: a replay
+        shares the unchanged parts of its request, so it neither renders nor tokenises them again."""
+        memo, parts, parts_key = self._memo
+        key = (parts_key, selection)
+        hit = memo.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[1], parts)):
+            return hit[0]
+        rendered = render(self.request, selection)
+        value = self.counter.count(rendered.messages, rendered.tools)
+        memo[key] = (value, parts)  # holding the parts keeps their ids from being reused
+        if len(memo) > 4096:
+            memo.popitem(last=False)
+        return value
+
+    def count(self, selection: Selection) -> int:
+        """Complete count of the request as ``selection`` renders it."""
+        before = self.counter.full_counts
+        value = self._render_count(selection)
+        self.full_counts += self.counter.full_counts - before
+        return value
+
+    def cost(self, selection: Selection) -> tuple[int, int]:
+        total = self.count(selection)
+        return total, total - self.tokens
+
+    def attempt(self, section: str, index: int, candidate: Callable[[], Selection],
+                decides: bool = True) -> tuple[int, int]:
+        """Complete count and marginal cost of admitting the item ``candidate()`` adds (``decides`` is
+        False when the item is dropped whatever its count: history older than its first misfit)."""
+        return self.cost(candidate())
+
+    def take(self, selection: Selection, total: int) -> None:
+        self.selection = selection
+        self.tokens = total
+
+    def require_item(self, section: str, index: int, item_id: str, selection: Selection, reason: str) -> None:
+        total, marginal = self.cost(selection)
+        self.take(selection, total)
+        self.trace.append(TraceEntry(section=section, id=item_id, decision="required", tokens=marginal,
+                                     reason=reason))
+
+    def check_required(self) -> None:
+        """The reference counted every step whole: nothing to check."""
