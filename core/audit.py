@@ -6,13 +6,11 @@ came from). It does not judge meaning: it checks placement, pairing, escaping an
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
 from typing import Iterator
 
-from collections import Counter
-
+from .audit_counted import control_tokens, emitted_control_tokens, recount, template_dropped
 from .counting import TokenCounter
-from .errors import CounterError
+from .findings import Finding
 from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, evidence_block, unescape
 from .result import NOT_SENT, AssemblyResult
 
@@ -43,28 +41,6 @@ RULES: dict[str, str] = {
 LENGTH_FINISH_REASONS = {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS"}
 
 
-@dataclass(frozen=True)
-class Finding:
-    rule: str
-    severity: str  # "error" | "warning"
-    message: str
-    message_index: int | None = None
-    start: int | None = None
-    end: int | None = None
-    section: str | None = None
-    item_id: str | None = None
-
-    def to_json(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-    def location(self) -> str:
-        if self.message_index is None:
-            return "request"
-        if self.start is None:
-            return f"message {self.message_index}"
-        return f"message {self.message_index}, chars {self.start}-{self.end}"
-
-
 def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[Finding]:
     """All structural findings for ``result``, in message order."""
     findings: list[Finding] = []
@@ -77,10 +53,10 @@ def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[F
     findings += _finish(result)
     if counter is not None:
         regions = list(_untrusted_regions(result))
-        by_text = list(_control_tokens(result, counter, regions))
-        findings += by_text or list(_emitted_control_tokens(result, counter, regions))
-        findings += _recount(result, counter)
-    findings += _template_dropped(result, counter)
+        by_text = list(control_tokens(result, counter, regions))
+        findings += by_text or list(emitted_control_tokens(result, counter, regions))
+        findings += recount(result, counter)
+    findings += template_dropped(result, counter)
     findings += _trace_sum(result)
     findings += _budget(result)
     return sorted(findings, key=lambda f: (f.message_index if f.message_index is not None else -1,
@@ -322,111 +298,3 @@ def _untrusted_regions(result: AssemblyResult) -> Iterator[tuple[int, str, int, 
             yield i, text, start, end, block_id, what
 
 
-Region = tuple[int, str, int, int, "str | None", str]
-
-
-def _control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: list[Region]) -> Iterator[Finding]:
-    for i, text, start, end, block_id, what in untrusted:
-        item = block_id or result.messages[i].tool_call_id
-        section = "evidence" if block_id else "tool_exchanges"
-        for literal, a, b in counter.control_tokens_in(text[start:end]):
-            yield Finding("control-token-in-untrusted", "error",
-                          f"{what} contains {literal!r}, which {counter.name} reads as a control token",
-                          i, start + a, start + b, section=section, item_id=item)
-        for literal, a, b in counter.role_markers_in(text[start:end]):
-            yield Finding("role-marker-in-untrusted", "error",
-                          f"{what} contains {literal!r}, which {counter.name}'s chat template uses as a role or "
-                          "structure marker: the tokenizer reads it as that marker's token (an added token not "
-                          "flagged special)", i, start + a, start + b, section=section, item_id=item)
-
-
-_INVISIBLE = dict.fromkeys(map(ord, "\u2060\u200b\u200c\u200d\ufeff\u00ad"))
-
-
-def _emitted_control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: list[Region]
-                            ) -> Iterator[Finding]:
-    """The emitted token ids, not only the text: the request holds no more control or marker tokens than
-    the same request with every untrusted text replaced by a plain placeholder. Checked where an untrusted
-    text holds something like a spelling once invisible characters are taken out (a normaliser may)."""
-    control = counter.control_token_ids()
-    spellings = counter.untrusted_spellings()
-    regions = [(i, start, end) for i, _, start, end, _, _ in untrusted]
-    if not control or not spellings or not regions:
-        return
-    suspect = [r for r in regions
-               if counter.holds_untrusted_spelling((result.messages[r[0]].content or "")[r[1]:r[2]].translate(_INVISIBLE))]
-    if not suspect:
-        return
-    blanked = [m.model_copy() for m in result.messages]
-    for i, start, end in sorted(regions, key=lambda r: (r[0], -r[1])):
-        text = blanked[i].content or ""
-        blanked[i] = blanked[i].model_copy(update={"content": text[:start] + "x" + text[end:]})
-    try:
-        sent = Counter(t for t in counter.token_ids(result.messages, result.tools) if t in control)
-        plain = Counter(t for t in counter.token_ids(blanked, result.tools) if t in control)
-    except CounterError:
-        return
-    extra = sent - plain
-    if extra:
-        i, start, end = suspect[0]
-        yield Finding("control-token-in-untrusted", "error",
-                      f"the emitted token ids hold {sum(extra.values())} control or marker token(s) more than the "
-                      f"request without its untrusted text ({counter.name} reads them out of it)",
-                      i, start, end, section="tool_exchanges" if result.messages[i].role == "tool" else "evidence")
-
-
-def _recount(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
-    if result.counter is None or result.counter.name != counter.name or not result.messages:
-        return
-    if (result.model_extra or {}).get("count_basis") == "adapted":
-        return  # an imported request counted with adaptations: the recorded messages are not what was counted
-    try:
-        recount = counter.count(result.messages, result.tools)
-    except CounterError as exc:
-        yield Finding("count-mismatch", "warning", f"the request could not be recounted: {exc}")
-        return
-    if recount != result.input_tokens:
-        yield Finding("count-mismatch", "error",
-                      f"recorded input_tokens {result.input_tokens}, a recount with {counter.name} gives {recount}")
-        if recount > result.input_budget >= result.input_tokens:
-            yield Finding("over-budget", "error", f"a recount with {counter.name} gives {recount} tokens, over the "
-                                                  f"input allowance {result.input_budget}")
-
-
-def _template_dropped(result: AssemblyResult, counter: TokenCounter | None) -> Iterator[Finding]:
-    """Items the trace calls sent that the chat template leaves out of the prompt it renders."""
-    from .rendered import NOT_RENDERED, missing_messages, missing_tools
-
-    reported: set[str] = set()
-    missing: dict[int, str] = {}
-    gone_tools: list[str] = []
-    if counter is not None and result.messages:
-        try:
-            rendered = counter.render_text(result.messages, result.tools)
-        except CounterError:
-            rendered = None
-        if rendered is not None:
-            missing = missing_messages(result.messages, result.tools, rendered)
-            gone_tools = missing_tools(result.tools, rendered)
-    name = counter.name if counter is not None else (result.counter.name if result.counter else "the counter")
-    for entry in result.trace:
-        if entry.decision == NOT_RENDERED:
-            reported.add(entry.id)
-            at = entry.message_indices[0] if entry.message_indices else None
-            yield Finding("template-dropped", "error", f"{entry.id} is not in the rendered prompt: {entry.reason}",
-                          at, section=entry.section, item_id=entry.id)
-    for tool in gone_tools:
-        if tool not in reported:
-            yield Finding("template-dropped", "error", f"tool definition {tool} is offered in the request, but "
-                                                       f"{name}'s chat template leaves it out of the prompt",
-                          section="tools", item_id=tool)
-    owners = {i: e for e in result.trace if e.decision not in NOT_SENT or e.decision == NOT_RENDERED
-              for i in e.message_indices}
-    for i, what in sorted(missing.items()):
-        entry = owners.get(i)
-        if entry is not None and entry.id in reported:
-            continue
-        role = result.messages[i].role
-        yield Finding("template-dropped", "error", f"message {i} ({role}): {what} is sent, but {name}'s chat "
-                                                   "template leaves it out of the prompt", i,
-                      section=entry.section if entry else None, item_id=entry.id if entry else f"message-{i}")
