@@ -73,7 +73,7 @@ def window(qtbot, counter):
     win.resize(1400, 900)
     win.show()
     qtbot.waitExposed(win)
-    qtbot.waitUntil(win.is_idle, timeout=20000)
+    qtbot.waitUntil(win.is_idle, timeout=180000)
     yield win
     win.shutdown()
 
@@ -87,7 +87,7 @@ def open_and_wait(qtbot, window):
             window.open_demo()
         if paths:
             window.open_files([str(p) for p in paths])
-        qtbot.waitUntil(window.is_idle, timeout=60000)
+        qtbot.waitUntil(window.is_idle, timeout=180000)
         return window
 
     return _open

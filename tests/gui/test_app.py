@@ -111,7 +111,7 @@ def test_recent_files_and_counter_are_remembered(qtbot, counter, fixtures_dir):
     window = MainWindow()
     qtbot.addWidget(window)
     window.open_files([str(fixtures_dir / "rag_tight.result.json"), str(fixtures_dir / "demo.result.json")])
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     window.close()
     recent = Settings().recent_files()
     assert recent[:2] == [str((fixtures_dir / "demo.result.json").resolve()),
@@ -121,7 +121,7 @@ def test_recent_files_and_counter_are_remembered(qtbot, counter, fixtures_dir):
     titles = [a.text() for a in again.recent_menu.actions() if not a.isSeparator()]
     assert titles[:2] == ["&1 demo.result.json", "&2 rag_tight.result.json"]
     again.recent_menu.actions()[1].trigger()
-    qtbot.waitUntil(again.is_idle, timeout=20000)
+    qtbot.waitUntil(again.is_idle, timeout=180000)
     assert again.current_row.label == "rag-tight"
     again.shutdown()
 
@@ -195,7 +195,7 @@ def test_dropping_files_opens_them(window, qtbot, fixtures_dir):
     drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                       Qt.KeyboardModifier.NoModifier)
     window.dropEvent(drop)
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert window.current_row.label == "rag-tight"
     remote = QMimeData()
     remote.setUrls([QUrl("https://example.invalid/x.json")])
@@ -234,7 +234,7 @@ def test_every_main_action_has_a_shortcut_listed_in_the_menus(window):
 def test_keyboard_drives_the_request_list(open_and_wait, qtbot, fixtures_dir):
     window = open_and_wait(fixtures_dir / "recorded.results.jsonl")
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(window.isActiveWindow, timeout=180000)
     qtbot.keyClick(window.request_view, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
     assert window.current_row is window.request_model.row_at(1)
     qtbot.keyClick(window.request_view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
@@ -318,6 +318,6 @@ def test_replay_limit_on_the_command_line_replays_once_loaded(window, qtbot):
     window.open_demo()
     inspector_app._replay_once_loaded(window, 900)
     assert window.replay_dock.isVisible()
-    qtbot.waitUntil(lambda: window.replay_outcome is not None and window.is_idle(), timeout=60000)
+    qtbot.waitUntil(lambda: window.replay_outcome is not None and window.is_idle(), timeout=180000)
     assert window.replay_outcome.result.context_limit == 900
     assert window.replay_panel.limit.value() == 900

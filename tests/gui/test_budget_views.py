@@ -113,7 +113,7 @@ def test_newly_dropped_items_fold_into_their_own_outlined_run(open_and_wait, qtb
     path.write_text(json.dumps(base_request(history=history, context_limit=3200, max_new_tokens=200, margin=16)))
     window = open_and_wait(path)
     window.act_replay.trigger()
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     window.replay_panel.set_limit(1200)
     qtbot.waitUntil(lambda: window.bar.comparing and window.is_idle(), timeout=180000)  # a busy machine
     runs = [s for s in window.bar.segments if s.kind == "dropped"]
@@ -213,7 +213,7 @@ def test_the_what_if_chart_exports_png_and_svg(open_and_wait, qtbot, tmp_path, f
     window = open_and_wait(fixtures_dir / "demo.result.json")
     window.act_replay.trigger()
     chart = window.replay_panel.whatif
-    qtbot.waitUntil(lambda: bool(chart.points) and window.is_idle(), timeout=60000)
+    qtbot.waitUntil(lambda: bool(chart.points) and window.is_idle(), timeout=180000)
     chart.export(tmp_path / "whatif.png", "png")
     _check_png(tmp_path / "whatif.png", chartexport.PNG_WIDTH)
     chart.export(tmp_path / "whatif.svg", "svg")

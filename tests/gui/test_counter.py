@@ -28,7 +28,7 @@ def test_chosen_counter_reassembles_and_is_remembered(open_and_wait, qtbot, fixt
     spec = f"hf:{toy_tokenizer}"
     window.set_counter_spec(spec)
     qtbot.waitUntil(lambda: window.is_idle() and window.counter_spec == spec and window.current_row is not None,
-                    timeout=60000)
+                    timeout=180000)
     expected = core.assemble(core.load_request(fixtures_dir / "rag_tight.request.json"), core.make_counter(spec))
     row = window.current_row
     assert row.counter_name == spec
@@ -39,7 +39,7 @@ def test_chosen_counter_reassembles_and_is_remembered(open_and_wait, qtbot, fixt
 
     again = MainWindow()
     qtbot.addWidget(again)
-    qtbot.waitUntil(again.is_idle, timeout=60000)
+    qtbot.waitUntil(again.is_idle, timeout=180000)
     assert again.counter_spec == spec
     assert again.counter is not None and again.counter.name == spec
     again.shutdown()
@@ -49,7 +49,7 @@ def test_remembered_counter_that_fails_falls_back_to_the_embedded_one(qtbot, cou
     Settings().set_last_counter(f"hf:{tmp_path / 'gone'}")
     window = MainWindow()
     qtbot.addWidget(window)
-    qtbot.waitUntil(window.is_idle, timeout=60000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert window.counter_spec == core.DEFAULT_COUNTER
     assert window.counter is not None and window.counter.name == core.DEFAULT_COUNTER
     assert any("Falling back to the embedded counter" in text for _, text in window.messages)
@@ -65,7 +65,7 @@ def test_a_recording_is_replayed_with_the_chosen_counter(open_and_wait, qtbot, f
     spec = f"hf:{toy_tokenizer}"
     window.set_counter_spec(spec)
     qtbot.waitUntil(lambda: window.is_idle() and window.counter_spec == spec and window.replay_outcome is not None,
-                    timeout=60000)
+                    timeout=180000)
     recorded = core.load_result(fixtures_dir / "demo.result.json")
     toy = core.make_counter(spec)
     expected = replay(recorded, counter=toy)
@@ -76,9 +76,9 @@ def test_a_recording_is_replayed_with_the_chosen_counter(open_and_wait, qtbot, f
     assert window.bar.comparing
     # edits made before going back to the embedded counter stay: the file is read again, the edits are kept
     window.replay_panel.set_limit(900)
-    qtbot.waitUntil(lambda: window.is_idle() and window.replay_outcome.edits.context_limit == 900, timeout=60000)
+    qtbot.waitUntil(lambda: window.is_idle() and window.replay_outcome.edits.context_limit == 900, timeout=180000)
     window.act_default_counter.trigger()
-    qtbot.waitUntil(lambda: window.is_idle() and window.counter_spec == core.DEFAULT_COUNTER, timeout=60000)
+    qtbot.waitUntil(lambda: window.is_idle() and window.counter_spec == core.DEFAULT_COUNTER, timeout=180000)
     assert window.replay_panel.limit.value() == 900
     outcome = window.replay_outcome
     assert outcome.edits.context_limit == 900 and outcome.result.counter.name == core.DEFAULT_COUNTER

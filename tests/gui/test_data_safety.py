@@ -52,7 +52,7 @@ def export_with_defaults(window, qtbot) -> ExportDialog:
     dialog = window.export_dialog()
     assert dialog is not None
     dialog.export_button.click()
-    qtbot.waitUntil(lambda: not dialog.isVisible() or bool(dialog.path()), timeout=5000)
+    qtbot.waitUntil(lambda: not dialog.isVisible() or bool(dialog.path()), timeout=180000)
     return dialog
 
 
@@ -90,7 +90,7 @@ def test_an_export_over_an_existing_file_asks_and_keeps_it_when_told_no(open_and
     assert dialog.isVisible()  # the person can pick another name
     prompts.replace = True
     dialog.export_button.click()
-    qtbot.waitUntil(lambda: target.read_text(encoding="utf-8") != "mine\n", timeout=5000)
+    qtbot.waitUntil(lambda: target.read_text(encoding="utf-8") != "mine\n", timeout=180000)
     assert '"strategy": "assemble"' in target.read_text(encoding="utf-8")
 
 

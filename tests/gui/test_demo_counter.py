@@ -36,7 +36,7 @@ def new_window(qtbot, spec: str | None) -> MainWindow:
     window = MainWindow(counter_spec=spec)
     qtbot.addWidget(window)
     window.show()
-    qtbot.waitUntil(window.is_idle, timeout=60000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     return window
 
 
@@ -45,7 +45,7 @@ def test_a_remembered_counter_that_refuses_says_could_not_be_counted_with_it(qtb
     window = new_window(qtbot, None)
     assert window.counter_spec == refusing_spec
     window.open_files([str(fixtures_dir / "demo.request.json")])
-    qtbot.waitUntil(window.is_idle, timeout=60000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     row = window.current_row
     assert row.kind == "uncounted" and row.status_text() == "not counted"
     assert f"could not be counted with {refusing_spec}: " in row.error and REFUSAL in row.error
@@ -66,7 +66,7 @@ def test_the_demo_counts_with_the_embedded_counter_and_keeps_the_remembered_one(
     assert startup_counter(build_parser().parse_args([])) is None  # the remembered one
     window = new_window(qtbot, startup_counter(args))
     window.open_demo()
-    qtbot.waitUntil(window.is_idle, timeout=60000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     rows = window.request_model.rows()
     assert [r.kind for r in rows] == ["assembled", "assembled"]
     assert {r.counter_name for r in rows} == {core.DEFAULT_COUNTER}

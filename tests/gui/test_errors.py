@@ -10,7 +10,7 @@ import core
 
 def _open(window, qtbot, path):
     window.open_files([str(path)])
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
 
 
 def _assert_usable_afterwards(window, qtbot, fixtures_dir):
@@ -95,7 +95,7 @@ def test_tokenizer_failing_its_manifest_is_refused_and_the_counter_kept(window, 
         json.dumps({"model": "toy", "files": {"tokenizer.json": "0" * 64}}), encoding="utf-8")
     before = window.counter_spec
     window.set_counter_spec(f"hf:{directory}")
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     message = window.message_bar.message()
     assert str(directory) in message and "tokenizer.json does not match its manifest" in message
     assert window.counter_spec == before
@@ -105,7 +105,7 @@ def test_tokenizer_failing_its_manifest_is_refused_and_the_counter_kept(window, 
 
 def test_not_a_tokenizer_directory(window, qtbot, tmp_path):
     window.set_counter_spec(f"hf:{tmp_path / 'absent'}")
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert "not a directory" in window.message_bar.message()
 
 

@@ -13,7 +13,7 @@ from inspector.panes.tokenview import item_text
 
 def active(window, qtbot):
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(window.isActiveWindow, timeout=180000)
     return window
 
 

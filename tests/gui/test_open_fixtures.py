@@ -128,7 +128,7 @@ def test_selection_is_shared_by_every_pane(open_and_wait, qtbot, fixtures_dir):
     assert current.data(SECTION_ROLE) == "tools" and current.data(ITEM_ID_ROLE) is None
     # request list -> everything
     window.open_files([str(fixtures_dir / "rag_tight.result.json")])
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     window.select_proxy_row(1)
     assert window.current_row.label == "rag-tight"
     assert window.selection == (None, None)
@@ -143,7 +143,7 @@ def test_close_and_reload(open_and_wait, qtbot, fixtures_dir):
     assert window.request_model.rowCount() == 1
     assert window.current_row.label == "rag-tight"
     window.reload()
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert window.request_model.rowCount() == 1
     assert window.current_row.label == "rag-tight"
 
@@ -153,7 +153,7 @@ def test_opening_a_file_again_replaces_its_rows(open_and_wait, qtbot, fixtures_d
     window = open_and_wait(path)
     window.open_files([str(path)])
     window.open_files([str(path)])  # queued while the first re-read may still run
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert window.request_model.rowCount() == _records(path)
 
 
@@ -161,7 +161,7 @@ def test_reload_while_loading_does_not_duplicate_rows(window, qtbot, fixtures_di
     window.open_files([str(fixtures_dir / "recorded.results.jsonl")])
     window.reload()
     window.reload()
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert window.request_model.rowCount() == _records(fixtures_dir / "recorded.results.jsonl")
 
 

@@ -149,12 +149,12 @@ def test_a_malformed_provider_file_gives_one_clear_message(window, qtbot, tmp_pa
     bad = tmp_path / "bad_provider.json"
     bad.write_text(content, encoding="utf-8")
     window.open_files([str(bad)])
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     message = window.message_bar.message()
     assert str(bad) in message and problem in message and "Traceback" not in message
     assert window.request_model.rowCount() == 0
     window.open_files([str(FORMATS_DIR / "otlp_traces.jsonl")])
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert window.request_model.rowCount() == 2  # still usable
 
 
@@ -173,7 +173,7 @@ def test_a_context_limit_set_for_a_model_recounts_its_rows_redraws_the_bar_and_i
     assert "Context limit for gpt-4o" in window.import_bar.limit_label.text()
     assert window.act_context_limit.text() == "Context &Limit for gpt-4o…"
     window.import_bar.limit.setValue(8192)  # as the spin box reports an edit
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     expected = expected_result(gpt4o[0].imported, counter, context_limit=8192)
     for row in gpt4o:  # every open request of that model, counted again by core under the new limit
         assert row.result.context_limit == 8192
@@ -191,13 +191,13 @@ def test_a_context_limit_set_for_a_model_recounts_its_rows_redraws_the_bar_and_i
     assert Settings().context_limits()["gpt-4o"] == 8192
     window.close_current_file()
     window.open_files([str(json_path)])
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     reopened = next(r for r in rows_of(window, json_path) if r.imported.recorded.model == "gpt-4o")
     assert reopened.result.context_limit == 8192
     # 0 forgets it: core's assumed size again, for the open rows and the next time
     window.select_row(reopened)
     window.import_bar.limit.setValue(0)
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert reopened.result.context_limit == expected_result(reopened.imported, counter).context_limit
     assert "gpt-4o" not in Settings().context_limits()
     assert window.import_bar.limit.value() == reopened.result.context_limit
@@ -215,11 +215,11 @@ def test_a_limit_too_small_for_the_output_reserve_is_a_row_message_and_can_be_un
     row = rows_of(window, path)[0]  # gpt-4o, recorded max_tokens 512
     window.select_row(row)
     window.import_bar.limit.setValue(300)
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert row.kind == "uncounted" and "leaves no input room" in row.error
     assert window.import_bar.isVisible() and window.import_bar.limit.value() == 300
     window.import_bar.limit.setValue(4096)
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert row.kind == "imported" and row.result.context_limit == 4096
 
 
@@ -237,7 +237,7 @@ def test_reassemble_opens_a_core_assembled_row_in_the_replay_panel(name, index, 
     assert window.act_reassemble.shortcut().toString() == "Ctrl+E"
     assert window.replay_panel.base is None  # an imported request has no assembly to replay
     window.act_reassemble.trigger()
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     row = window.current_row
     assert row is not imported_row_ and row.derived_from is imported_row_
     assert row.kind == "assembled" and row.label == f"{imported_row_.label} (re-assembled)"
@@ -254,7 +254,7 @@ def test_reassemble_opens_a_core_assembled_row_in_the_replay_panel(name, index, 
     assert window.replay_panel.base is not None and window.replay_panel.base.context_limit == limit
     # again: the earlier re-assembly is replaced, not piled up
     window.reassemble_current()
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     assert sum(r.derived_from is imported_row_ for r in model.rows()) == 1
 
 
@@ -265,13 +265,13 @@ def test_reassembled_rows_come_back_after_a_reload(open_and_wait, qtbot, counter
     for row in (first, second):
         window.select_row(row)
         window.reassemble_current()
-        qtbot.waitUntil(window.is_idle, timeout=20000)
+        qtbot.waitUntil(window.is_idle, timeout=180000)
     before = [(r.label, r.kind, r.result.input_tokens if r.result else None) for r in window.request_model.rows()]
     assert sum(r.derived_from is not None for r in window.request_model.rows()) == 2
     window.select_row(first)
     window.reload()
     qtbot.waitUntil(lambda: window.is_idle() and sum(r.derived_from is not None
-                                                     for r in window.request_model.rows()) == 2, timeout=30000)
+                                                     for r in window.request_model.rows()) == 2, timeout=180000)
     after = [(r.label, r.kind, r.result.input_tokens if r.result else None) for r in window.request_model.rows()]
     assert after == before  # each in its place, below the row it was made from
     assert all(r.derived_from in window.request_model.rows() for r in window.request_model.rows() if r.derived_from)
@@ -285,7 +285,7 @@ def test_reassemble_names_what_cannot_be_represented(open_and_wait, qtbot):
     window.select_row(rows_of(window, path)[0])
     before = window.request_model.rowCount()
     window.import_bar.reassemble_button.click()
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     message = window.message_bar.message()
     assert message.startswith("Cannot re-assemble request body")
     assert "messages[3]" in message and "not a JSON object" in message and "has no result" in message
@@ -297,7 +297,7 @@ def test_reassemble_reports_a_request_the_counters_template_refuses(open_and_wai
     window = open_and_wait(path)
     window.select_row(rows_of(window, path)[0])
     window.reassemble_current()
-    qtbot.waitUntil(window.is_idle, timeout=20000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     message = window.message_bar.message()
     assert message.startswith("Cannot re-assemble request body: the core assembler could not assemble it")
     assert "refused" in message and "Traceback" not in message

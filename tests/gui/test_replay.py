@@ -24,14 +24,14 @@ def replaying(open_and_wait, qtbot):
         window = open_and_wait(path)
         window.act_replay.trigger()
         qtbot.waitUntil(lambda: window.replay_dock.isVisible() and window.is_idle()
-                        and (bool(window.replay_panel.whatif.points) or window.replay_panel.base is None), timeout=60000)
+                        and (bool(window.replay_panel.whatif.points) or window.replay_panel.base is None), timeout=180000)
         return window
 
     return _open
 
 
 def settle(window, qtbot) -> None:
-    qtbot.waitUntil(window.is_idle, timeout=60000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
 
 
 def assert_shows(window, recorded: core.AssemblyResult, expected: core.AssemblyResult) -> None:

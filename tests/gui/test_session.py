@@ -16,7 +16,7 @@ def session_window(open_and_wait, qtbot, fixtures_dir):
     window = open_and_wait(fixtures_dir / SESSION)
     window.select_first_request()
     window.act_session.trigger()
-    qtbot.waitUntil(lambda: window.sessions.session is not None and window.is_idle(), timeout=60000)
+    qtbot.waitUntil(lambda: window.sessions.session is not None and window.is_idle(), timeout=180000)
     return window
 
 
@@ -52,7 +52,7 @@ def test_session_dock_shows_the_calls_and_follows_the_selection(session_window, 
     # clicking the 15th bar selects its row in the requests list, and the pane shows its diff
     qtbot.mouseClick(chart.plot.viewport(), Qt.MouseButton.LeftButton, pos=chart.call_position(14))
     qtbot.waitUntil(lambda: window.current_row is not None and window.is_idle()
-                    and pane.diff_model.diff is not None and pane.diff_model.diff.later == 14, timeout=20000)
+                    and pane.diff_model.diff is not None and pane.diff_model.diff.later == 14, timeout=180000)
     assert window.current_row.imported.recorded.span_id == "gen-15"
     assert pane.calls.currentIndex().row() == 14
     assert pane.spans.currentIndex().data(CALL_ROLE) == 14
@@ -60,12 +60,12 @@ def test_session_dock_shows_the_calls_and_follows_the_selection(session_window, 
     # selecting another row in the list moves the pane to that call
     window.step_request(5)
     qtbot.waitUntil(lambda: pane.calls.currentIndex().row() == window.sessions.call_of(window.current_row),
-                    timeout=20000)
+                    timeout=180000)
     # any two calls: from the first to the last
     pane.earlier.setValue(1)
     pane.later.setValue(24)
     qtbot.waitUntil(lambda: pane.diff_model.diff is not None and pane.diff_model.diff.earlier == 0
-                    and pane.diff_model.diff.later == 23, timeout=20000)
+                    and pane.diff_model.diff.later == 23, timeout=180000)
     assert pane.diff_model.diff.prefix_tokens == expected.compare(0, 23).prefix_tokens
 
 
@@ -86,11 +86,11 @@ def test_screenshots(session_window, qtbot):
     pane = window.session_pane
     window.sessions.pick_call(14)
     qtbot.waitUntil(lambda: pane.diff_model.diff is not None and pane.diff_model.diff.later == 14 and window.is_idle(),
-                    timeout=20000)
+                    timeout=180000)
     qtbot.wait(50)
     assert window.session_dock.grab().save("/tmp/i17-session.png")
     pane.earlier.setValue(19)
     pane.later.setValue(20)
-    qtbot.waitUntil(lambda: pane.diff_model.diff is not None and pane.diff_model.diff.earlier == 18, timeout=20000)
+    qtbot.waitUntil(lambda: pane.diff_model.diff is not None and pane.diff_model.diff.earlier == 18, timeout=180000)
     qtbot.wait(50)
     assert pane.splitter.widget(2).grab().save("/tmp/i17-diff.png")

@@ -36,11 +36,11 @@ def test_a_sweep_opens_in_its_view_and_a_bucket_lists_its_requests(open_and_wait
     b = buckets[fullest]
     assert histogram.bucket_at((b["lo"] + b["hi"]) / 2) == fullest
     histogram.bucketPicked.emit(fullest)
-    qtbot.waitUntil(lambda: pane.members.count() == b["count"], timeout=30000)
+    qtbot.waitUntil(lambda: pane.members.count() == b["count"], timeout=180000)
     window.grab().save("/tmp/i19-sweep-view.png")
     # a request of the bucket opens as usual, replayed under that setting
     pane.members.itemActivated.emit(pane.members.item(0))
-    qtbot.waitUntil(lambda: window.current_row is not None and window.replay_outcome is not None, timeout=60000)
+    qtbot.waitUntil(lambda: window.current_row is not None and window.replay_outcome is not None, timeout=180000)
     assert window.replay_panel.limit.value() == 700
     assert window.replay_outcome.result.context_limit == 700
     window.grab().save("/tmp/i19-sweep-opened.png")
@@ -52,5 +52,5 @@ def test_a_kept_items_lost_bucket_lists_the_requests_that_lose(open_and_wait, qt
     buckets = sweep["settings"][0]["histograms"]["kept_items_lost"]
     losing = next(i for i, b in enumerate(buckets) if b["lo"] > 0 and b["count"])
     window.sweep_pane.histograms["kept_items_lost"].bucketPicked.emit(losing)
-    qtbot.waitUntil(lambda: window.sweep_pane.members.count() == buckets[losing]["count"], timeout=30000)
+    qtbot.waitUntil(lambda: window.sweep_pane.members.count() == buckets[losing]["count"], timeout=180000)
     assert "kept items lost" in window.sweep_pane.members_caption.text()

@@ -31,7 +31,7 @@ def test_the_window_fits_a_1280_pixel_screen_whatever_is_selected(open_and_wait,
             window.act_replay.trigger()
         for number in range(rows):
             window.select_proxy_row(number)
-            qtbot.waitUntil(window.is_idle, timeout=20000)
+            qtbot.waitUntil(window.is_idle, timeout=180000)
             QApplication.processEvents()
             label = window.current_row.label
             assert window.width() <= SCREEN, f"{label} (replay panel {dock_shown}) widened the window to {window.width()}"

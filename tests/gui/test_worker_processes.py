@@ -24,7 +24,7 @@ def test_a_replay_runs_in_a_worker_process_and_shows_core_replay(open_and_wait, 
     monkeypatch.setattr(ReplayTarget, "what_if", lambda self, *a, **k: here.append("sweep") or what_if(self, *a, **k))
     window = open_and_wait(fixtures_dir / DEMO)
     window.act_replay.trigger()
-    qtbot.waitUntil(lambda: window.is_idle() and bool(window.replay_panel.whatif.points), timeout=60000)
+    qtbot.waitUntil(lambda: window.is_idle() and bool(window.replay_panel.whatif.points), timeout=180000)
     _replay_at(window, qtbot, 900)
     assert here == []  # neither ran in this process
     recorded = core.load_result(fixtures_dir / DEMO)
@@ -46,7 +46,7 @@ def test_without_worker_processes_the_replay_runs_here(open_and_wait, qtbot, fix
     monkeypatch.setattr(ReplayTarget, "outcome", lambda self, *a, **k: here.append(1) or outcome(self, *a, **k))
     window = open_and_wait(fixtures_dir / DEMO)
     window.act_replay.trigger()
-    qtbot.waitUntil(window.is_idle, timeout=60000)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
     _replay_at(window, qtbot, 900)
     assert here  # run in this process, in the replay thread
     expected = replay(core.load_result(fixtures_dir / DEMO), edits=Edits(context_limit=900), counter=counter)
