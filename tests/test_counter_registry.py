@@ -163,3 +163,16 @@ def test_the_catalogue_lists_the_counters_of_the_persons_model_table(tmp_path, m
     assert [e.spec for e in available_counters()].count("openai:gpt-4o") == 1  # listed once
     table.write_text("{not json")
     assert "hf:/opt/my-tokenizer" not in {e.spec for e in available_counters()}  # unreadable: not listed
+
+
+def test_a_sweep_under_auto_counts_a_model_whose_encoding_is_not_cached_as_an_estimate(tmp_path, monkeypatch):
+    from core.sweep.models import counters
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    get = counters("auto")
+    counter = get("gpt-4o")
+    # as count and the inspector do: an estimate named as such, never the embedded counter in its place
+    assert counter.name == "estimate:gpt-4o" and counter.identity.kind == "estimate"
+    assert "openai:gpt-4o cannot be used here" in counter.identity.notes
+    assert get("gpt-4o") is counter and get(None).name == "mistral:tekken_240911"
+    assert not any(tmp_path.iterdir())  # nothing fetched on its own

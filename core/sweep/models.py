@@ -30,7 +30,8 @@ def counter_spec(spec: str | None, model: str | None) -> str:
 
 def counters(spec: str | None) -> Callable[[str | None], TokenCounter]:
     """model -> counter, each counter built once (per process) and reused. Under ``auto`` a counter
-    that cannot be built here (a tokenizer not installed) is replaced by the default one."""
+    that cannot be built here (a tokenizer not installed) is replaced by an estimate for the model
+    (``estimate:<model>``, named as such in the results), as ``count`` and the inspector do."""
     built: dict[str, TokenCounter] = {}
 
     def get(model: str | None) -> TokenCounter:
@@ -38,10 +39,13 @@ def counters(spec: str | None) -> Callable[[str | None], TokenCounter]:
         if chosen not in built:
             try:
                 built[chosen] = make_counter(chosen)
-            except CounterError:
-                if spec != AUTO or chosen == DEFAULT_COUNTER:
+            except CounterError as exc:
+                if spec != AUTO or chosen == DEFAULT_COUNTER or chosen.startswith("estimate:"):
                     raise
-                built[chosen] = get(None) if DEFAULT_COUNTER in built else make_counter(DEFAULT_COUNTER)
+                from ..counters.estimate import make_estimate
+
+                name = model or chosen.partition(":")[2] or chosen
+                built[chosen] = make_estimate(name, reason=f"{chosen} cannot be used here: {exc}")
         return built[chosen]
 
     get(None)  # build the default one now: a bad --counter fails before any request is read
