@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import core
+
 from .imported import counter_text
 from .row import Row
 
@@ -53,6 +55,9 @@ def cell_text(row: Row, col: int) -> str:
             return f"short by {short}" if short is not None else "rejected"
         if row.input_tokens is None:
             return "…" if row.pending else "-"
+        basis = core.bar_basis(row.result) if row.result is not None else None
+        if basis is not None and basis.provider:  # our count is an estimate: the provider's figure, as the bar
+            return f"{basis.input_tokens} / {row.allowance} (provider; ours ≈{basis.ours})"
         return f"{row.input_tokens} / {row.allowance}"
     if col == C_KEPT:
         return str(row.kept_count) if row.result is not None else "…" if row.pending else "-"
@@ -71,6 +76,8 @@ def _sort_key(row: Row, col: int, text: str) -> Any:
     if col == C_DRIFT:  # unknown drift sorts below every known one
         return float(row.count_drift) if row.count_drift is not None else float("-inf")
     if col == C_TOKENS:
+        if row.result is not None:
+            return core.bar_basis(row.result).input_tokens
         return row.input_tokens if row.input_tokens is not None else -1
     if col == C_KEPT:
         return row.kept_count if row.result is not None else -1
