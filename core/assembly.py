@@ -59,6 +59,11 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
     try:
         if reference:
             return run(Builder(request, counter))
+        repeated = _repeated_text(request, counter)
+        if repeated:  # a Jinja template may compare messages by value: what one item adds depends on another
+            result = run(Builder(request, counter))
+            result.counting_note = f"assembled with the reference method: {repeated}"
+            return result
         try:
             return run(FastBuilder(request, counter, request.input_budget))
         except PredictionMismatch as exc:
@@ -69,6 +74,21 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
         if stats is not None:
             stats["full_counts"] = sum(b.full_counts for b in builders)
             stats["item_counts"] = sum(b.probe_counts for b in builders) + counter.item_counts - items_before
+
+
+def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
+    """Why the shortcuts cannot be trusted for ``request``: under a Jinja chat template, two user messages with
+    the same text (Mistral Nemo's template renders the tools beside every user message equal to the last one,
+    so a history turn that repeats the question adds the tool list again). ``None`` when there are none."""
+    if counter.identity.kind != "transformers":
+        return None
+    seen = {request.current} if request.current else set()
+    for message in request.history:
+        if message.role == "user" and message.content:
+            if message.content in seen:
+                return "two user messages have the same text, which this chat template may compare by value"
+            seen.add(message.content)
+    return None
 
 
 def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyResult:

@@ -122,3 +122,18 @@ def test_single_message_turns_mistral(case):
 @SETTINGS
 def test_edge_whitespace_and_assistant_pairs_mistral(case):
     check(case, default_counter())
+
+
+def test_a_history_turn_that_repeats_the_question_under_nemo_equals_the_reference():
+    """Found by the property above: Mistral Nemo's template renders the tool list beside every user message
+    equal to the last one, so a history turn with the question's text adds the tools again."""
+    if not (HF / "mistral-nemo" / "tokenizer.json").exists():
+        pytest.skip(f"{HF / 'mistral-nemo'} is absent")
+    text = "Budget Budget Budget Budget Budget Budget"
+    data = {"instructions": "Budget", "current": text, "tools": TOOLS, "max_new_tokens": 8, "margin": 0,
+            "history": [{"role": "user", "content": text, "id": "t0"}, {"role": "assistant", "content": "Budget"}],
+            "evidence": [{"id": "p0", "source": "doc.md", "text": "Budget", "score": 0.5}],
+            "fill_order": ["history", "evidence"]}
+    check((data, 0, 0, False), real("mistral-nemo"))
+    fast = assemble(parse_request(dict(data, context_limit=141)), real("mistral-nemo"))
+    assert "same text" in fast.counting_note  # said, in the result
