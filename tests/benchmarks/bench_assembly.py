@@ -89,18 +89,26 @@ def bench_scaling(spec: str, sizes: list[int], repeats: int) -> None:
               f"  {stats['full_counts']:11d}  {stats['item_counts']:11d}")
 
 
-def bench_memory(spec: str, passages: int) -> None:
-    request = parse_request(large_request(passages, 100, 16, context_limit=passages * 110))
-    text_bytes = sum(len(p.text.encode()) for p in request.evidence) + sum(
-        len((m.content or "").encode()) for m in request.history)
+def text_bytes(request) -> int:
+    return (sum(len(p.text.encode()) for p in request.evidence)
+            + sum(len((m.content or "").encode()) for m in request.history))
+
+
+def peak_memory(spec: str, request) -> int:
     counter = make_counter(spec)
     gc.collect()
     tracemalloc.start()
     assemble(request, counter)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"\n## memory, {passages} passages: request text {text_bytes / 1e6:.1f} MB, peak allocated during "
-          f"assembly {peak / 1e6:.1f} MB ({peak / text_bytes:.1f}x the text)")
+    return peak
+
+
+def bench_memory(spec: str, passages: int) -> None:
+    request = parse_request(large_request(passages, 100, 16, context_limit=passages * 110))
+    size, peak = text_bytes(request), peak_memory(spec, request)
+    print(f"\n## memory, {passages} passages: request text {size / 1e6:.1f} MB, peak allocated during "
+          f"assembly {peak / 1e6:.1f} MB ({peak / size:.1f}x the text)")
 
 
 def bench_jsonl(records: int, repeats: int) -> None:

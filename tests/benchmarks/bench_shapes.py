@@ -20,14 +20,13 @@ import random
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 from core import assemble, make_counter, parse_request
 from core.rag import build_index, expand, make_request
 from core.render import render
 
-from .bench_assembly import everything, fresh_assembly_seconds
+from .bench_assembly import everything, fresh_assembly_seconds, peak_memory, text_bytes
 from .workload import large_request, text_of
 
 REFERENCE_LIMIT = 1200  # candidates; above it the reference (one complete count each) is skipped
@@ -124,21 +123,6 @@ def scale_cases(quick: bool) -> list[tuple[str, object]]:
         data["history"] = history
         cases.append((f"history only, {turns} plain turns", data))
     return cases
-
-
-def text_bytes(request) -> int:
-    return (sum(len(p.text.encode()) for p in request.evidence)
-            + sum(len((m.content or "").encode()) for m in request.history))
-
-
-def peak_memory(spec: str, request) -> int:
-    counter = make_counter(spec)
-    gc.collect()
-    tracemalloc.start()
-    assemble(request, counter)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak
 
 
 HEADER = ("shape                                     tokens  count_ms  default_ms  ratio  full  ref/def  "
