@@ -34,7 +34,7 @@ _FOLLOWS = {"system": {"user", "assistant", "system"}, "user": {"assistant", "sy
 TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"
                   r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|"
                   r"\s+(?!\S)|\s+")
-SLICE = 1 << 16  # characters: a span longer than this is counted a slice at a time
+SLICE = 1 << 12  # characters: a span longer than this is counted a slice at a time
 _CUT = ">\n<"
 _SURROGATE = re.compile("[\ud800-\udfff]")  # the only code points UTF-8 cannot encode
 
@@ -88,7 +88,8 @@ class V3Tekken:
                  tools_json: Callable[[Sequence[ToolDefinition]], str]) -> None:
         self._encode = raw._model.encode_ordinary  # no special tokens registered: the ids of ``encode``
         self._decode = raw._model.decode
-        self._control_text = {i: raw.id_to_piece(i) for i in range(raw.num_special_tokens)}
+        self._control_text: dict[int, str] = {}  # a control id's spelling, looked up when first written
+        self._id_to_piece = raw.id_to_piece
         self._offset = partial(add, raw.num_special_tokens)
         self.bos, self.eos = raw.bos_id, raw.eos_id
         self.inst, self.end_inst = instruct.BEGIN_INST, instruct.END_INST
@@ -129,7 +130,10 @@ class V3Tekken:
         out = []
         for piece in self._pieces(messages, tools):
             if piece.__class__ is int:
-                out.append(self._control_text[piece])
+                text = self._control_text.get(piece)
+                if text is None:
+                    text = self._control_text[piece] = self._id_to_piece(piece)
+                out.append(text)
             elif piece.isascii() or _SURROGATE.search(piece) is None:  # UTF-8 encodes it: no copy made to learn that
                 out.append(piece)
             else:
