@@ -139,15 +139,6 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         request=request), counter, ids=final_ids)
 
 
-# A trace entry of an optional item, built from values already of its fields' types (str ids and reasons, int
-# tokens and ranks, the passage's validated float score): pydantic's validation per item is skipped, the entry
-# is the one validation would build (tests/test_assembly_shortcuts.py).
-def _entry(**fields) -> TraceEntry:
-    if fields["tokens"].__class__ is int and fields["rank"].__class__ is int:
-        return TraceEntry.model_construct(**fields)
-    return TraceEntry(**fields)  # anything else is validated (and refused loudly where it is wrong)
-
-
 def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
     """Whole turns, newest first; the first turn that does not fit stops the section."""
     request = b.request
@@ -161,8 +152,8 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
         if stopped_at is None and total <= budget:
             b.take(candidate(), total)
             kept += 1
-            b.trace.append(_entry(section="history", id=ids[t], decision="kept", tokens=marginal, rank=rank,
-                                  reason=f"fits: {total} of {budget} tokens after it"))
+            b.trace.append(TraceEntry(section="history", id=ids[t], decision="kept", tokens=marginal, rank=rank,
+                                      reason=f"fits: {total} of {budget} tokens after it"))
             continue
         dropped += 1
         if stopped_at is None:
@@ -170,8 +161,8 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
             reason = f"does not fit: needs {marginal}, {budget - b.tokens} left"
         else:
             reason = f"older than {stopped_at}, which did not fit (history stops at the first misfit)"
-        b.trace.append(_entry(section="history", id=ids[t], decision="dropped", tokens=marginal, rank=rank,
-                              reason=reason))
+        b.trace.append(TraceEntry(section="history", id=ids[t], decision="dropped", tokens=marginal, rank=rank,
+                                  reason=reason))
     return kept, dropped
 
 
@@ -189,12 +180,12 @@ def _fill_evidence(b: Builder, budget: int) -> tuple[list[str], list[str]]:
         if total <= budget:
             b.take(candidate(), total)
             kept.append(passage.id)
-            b.trace.append(_entry(section="evidence", id=passage.id, decision="kept", tokens=marginal,
-                                  reason=f"fits: {total} of {budget} tokens after it", **extra))
+            b.trace.append(TraceEntry(section="evidence", id=passage.id, decision="kept", tokens=marginal,
+                                      reason=f"fits: {total} of {budget} tokens after it", **extra))
         else:
             dropped.append(passage.id)
-            b.trace.append(_entry(section="evidence", id=passage.id, decision="dropped", tokens=marginal,
-                                  reason=f"does not fit: needs {marginal}, {budget - b.tokens} left", **extra))
+            b.trace.append(TraceEntry(section="evidence", id=passage.id, decision="dropped", tokens=marginal,
+                                      reason=f"does not fit: needs {marginal}, {budget - b.tokens} left", **extra))
     return kept, dropped
 
 

@@ -110,16 +110,3 @@ def test_text_with_a_lone_surrogate_renders_as_mistral_common_decodes_it():
         assert made.render_text(messages, []) == made._tokenizer.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
         assert made.count_whole(messages, [])[0] == len(ids)
 
-
-def test_trace_entries_built_without_validation_are_the_validated_ones():
-    from tests.benchmarks.workload import large_request
-
-    from core.result import TraceEntry
-
-    request = parse_request(large_request(40, 30, 2, context_limit=6000))
-    for result in (assemble(request, default_counter()), assemble(request, default_counter(), reference=True)):
-        assert {e.section for e in result.trace} >= {"history", "evidence"}
-        for entry in result.trace:
-            again = TraceEntry.model_validate(entry.model_dump(exclude_unset=True))
-            assert again == entry and again.model_fields_set == entry.model_fields_set
-            assert again.model_dump_json() == entry.model_dump_json()
