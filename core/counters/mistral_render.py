@@ -99,6 +99,7 @@ class V3Tekken:
         self._map_id = map_id
         self._tools_json = tools_json
         self._sliceable = raw._model._pat_str == TEKKEN_PATTERN
+        self._json_memo: dict[tuple, str] = {}  # tool calls' and results' JSON by content
 
     def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
         out: list[int] = []
@@ -162,20 +163,42 @@ class V3Tekken:
                 calls = [c for m in group for c in m.tool_calls]
                 if calls and content:
                     raise Unsure("text and tool calls in one aggregated assistant turn")
-                if calls:
-                    out += [self.calls, json.dumps([self._call(c) for c in calls], ensure_ascii=False)]
+                if calls:  # json.dumps of the list: each call's own dump joined by ", "
+                    out += [self.calls, "[" + ", ".join(self._call_json(c) for c in calls) + "]"]
                 else:
                     out.append(content.rstrip(" "))
                 out.append(self.eos)
             else:
                 for m in group:
-                    result = {"content": _parsed(_normalised(m.content)), "call_id": self._map_id(m.tool_call_id or "")}
-                    out += [self.result_begin, json.dumps(result, ensure_ascii=False), self.result_end]
+                    out += [self.result_begin, self._result_json(m.content, m.tool_call_id or ""), self.result_end]
         return [p for p in out if p != ""]
 
     def _call(self, call: Any) -> dict[str, Any]:
         arguments = _parsed(_normalised(json.dumps(call.arguments, ensure_ascii=False)))
         return {"name": call.name, "arguments": arguments, "id": self._map_id(call.id)}
+
+    def _call_json(self, call: Any) -> str:
+        """``json.dumps(self._call(call))``, written once per call's content (a probe renders a turn again and again)."""
+        key = (call.name, call.id, json.dumps(call.arguments, ensure_ascii=False))
+        text = self._json_memo.get(key)
+        if text is None:
+            text = self._remember(key, json.dumps(self._call(call), ensure_ascii=False))
+        return text
+
+    def _result_json(self, content: str | None, call_id: str) -> str:
+        """A tool result as mistral-common writes it, once per content and id."""
+        key = (content, call_id)
+        text = self._json_memo.get(key)
+        if text is None:
+            result = {"content": _parsed(_normalised(content)), "call_id": self._map_id(call_id)}
+            text = self._remember(key, json.dumps(result, ensure_ascii=False))
+        return text
+
+    def _remember(self, key: tuple, text: str) -> str:
+        if len(self._json_memo) >= 65536:
+            self._json_memo.clear()
+        self._json_memo[key] = text
+        return text
 
     @staticmethod
     def _runs(messages: Sequence[ChatMessage]) -> list[tuple[str, list[ChatMessage]]]:
