@@ -117,7 +117,8 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         else:
             kept_evidence, dropped_evidence = _fill_evidence(b, budget)
 
-    # The complete request is tokenised once more, uncached, and must equal the running count.
+    # The complete request is tokenised once more, uncached, and must equal the running count (``count_whole``:
+    # every span of it encoded, without building the id list where the counter can render without the ids).
     final = render(request, b.selection, getattr(b, "blocks", None))
     input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids only where they spare a render
     b.full_counts += 1

@@ -13,6 +13,10 @@ It only ever answers for requests mistral-common accepts: every check its valida
 and any request this path is not sure of (a check failing, an exception, a tokenizer of another kind)
 raises ``Unsure`` so the caller runs mistral-common's own path, which then accepts or refuses in its own
 words. ``tests/test_mistral_render.py`` checks the ids against ``encode_chat_completion`` request by request.
+
+``count`` is ``len(token_ids(...))`` without the id list (a long span is encoded a slice at a time, cut where
+tekken's pre-tokeniser always cuts: ``tests/test_assembly_shortcuts.py``), and ``render_text`` writes the spans
+as they are, the text mistral-common's decode of the ids gives (so an assembly's final check needs no ids).
 """
 from __future__ import annotations
 
