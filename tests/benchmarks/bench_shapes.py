@@ -5,6 +5,8 @@ beside the reference method, checked byte for byte as it runs (not timed tests).
     .venv/bin/python -m tests.benchmarks.bench_shapes --quick    (fewer turns and passages, for a smoke run)
     .venv/bin/python -m tests.benchmarks.bench_shapes --scale    (the ratio at 300 to 30,000 passages and at
                                                                   300 and 2,000 turns, peak memory / text size)
+    ... --cpu                                                    (CPU time of this process instead of wall time:
+                                                                  steadier on a machine other processes load)
 
 Each shape runs with ``--counter`` (mistral: by default) and with an ``hf:`` counter (the real Qwen3
 tokenizer of ../shared/tokenizers/hf/qwen3 when present, else the toy tokenizer of the test suite).
@@ -19,14 +21,13 @@ import gc
 import random
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from core import assemble, make_counter, parse_request
 from core.rag import build_index, expand, make_request
 from core.render import render
 
-from .bench_assembly import everything, fresh_assembly_seconds, peak_memory, text_bytes
+from .bench_assembly import Clock, everything, fresh_assembly_seconds, peak_memory, text_bytes
 from .workload import large_request, text_of
 
 REFERENCE_LIMIT = 1200  # candidates; above it the reference (one complete count each) is skipped
@@ -138,17 +139,17 @@ def side_by_side(spec: str, request, repeats: int) -> tuple[float, int, float, d
     counts, fasts, stats = [], [], {}
     for _ in range(repeats):
         gc.collect()
-        start = time.perf_counter()
+        start = Clock.now()
         counter.token_ids(full.messages, full.tools)
-        counts.append(time.perf_counter() - start)
+        counts.append(Clock.now() - start)
         fresh = make_counter(spec)
         fresh.token_ids(full.messages, full.tools)  # warm the tokenizer itself, not the caches
         fresh._cache.clear()
         fresh._text_cache.clear()
         gc.collect()
-        start = time.perf_counter()
+        start = Clock.now()
         assemble(request, fresh, stats=stats)
-        fasts.append(time.perf_counter() - start)
+        fasts.append(Clock.now() - start)
     return min(counts), tokens, min(fasts), stats
 
 
@@ -186,7 +187,9 @@ def main(argv=None) -> int:
     parser.add_argument("--scale", action="store_true", help="the ratio at growing sizes instead of the shapes")
     parser.add_argument("--counter", default="mistral:tekken_240911")
     parser.add_argument("--no-hf", action="store_true", help="only the --counter, not the hf: counter too")
+    parser.add_argument("--cpu", action="store_true", help="time in process CPU time (a loaded machine), not wall time")
     args = parser.parse_args(argv)
+    Clock.use_cpu(args.cpu)
     repeats = 3 if args.quick or args.scale else 5
     cases = scale_cases(args.quick) if args.scale else shapes(args.quick)
     what = "scale" if args.scale else "shapes"
