@@ -2,6 +2,7 @@
 
     .venv/bin/python -m tests.benchmarks.bench_assembly            (or: make bench)
     .venv/bin/python -m tests.benchmarks.bench_assembly --quick    (smaller sizes, for a smoke run)
+    ... --cpu                                                      (this process's CPU time, not wall time)
 
 Each figure divides a measured time by another measured in the same process a moment apart, so
 machine load mostly cancels; every time is the best of several repeats.
@@ -160,7 +161,9 @@ def bench_options(description: str, argv=None) -> tuple[argparse.Namespace, int]
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--counter", default="mistral:tekken_240911")
+    parser.add_argument("--cpu", action="store_true", help="time in process CPU time (a loaded machine), not wall time")
     args = parser.parse_args(argv)
+    Clock.use_cpu(args.cpu)
     return args, 2 if args.quick else 5
 
 
