@@ -110,3 +110,14 @@ def test_text_with_a_lone_surrogate_renders_as_mistral_common_decodes_it():
         assert made.render_text(messages, []) == made._tokenizer.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
         assert made.count_whole(messages, [])[0] == len(ids)
 
+
+
+def test_render_names_each_turn_as_turn_ids_does():
+    data = base_request(history=[{"role": "user", "content": "a", "id": "first"}, {"role": "assistant", "content": "b"},
+                                 {"role": "user", "content": "c"}, {"role": "assistant", "content": "d"},
+                                 {"role": "user", "content": "e", "id": "third"}, {"role": "assistant", "content": "f"}])
+    request = parse_request(data)
+    ids = request.turn_ids()
+    rendered = render(request, Selection(question=True, turns=(2, 0, 1)))
+    assert [o for o in rendered.origins if o[0] == "history"] == [("history", ids[t]) for t in (0, 0, 1, 1, 2, 2)]
+    assert ids[1] == "turn-2"
