@@ -104,8 +104,11 @@ def test_text_with_a_lone_surrogate_renders_as_mistral_common_decodes_it():
     from core.contracts import ChatMessage
 
     made = default_counter()
-    for content in ("plain", "é and 😀", "lone \ud800 high", "lone \udc80 low"):
+    texts = ("plain", "é and 😀", "lone \ud800 high", "lone \udc80 low", "ends high \ud800", "\udc80 starts low")
+    for system, content in [(None, t) for t in texts] + [(s, t) for s in texts for t in texts]:
         messages = [ChatMessage(role="user", content=content)]
+        if system is not None:  # the system prompt opens the last user turn: a piece of its own in the text
+            messages.insert(0, ChatMessage(role="system", content=system))
         ids = made._tokenizer.encode_chat_completion(made._request(messages, [])).tokens
         assert made.render_text(messages, []) == made._tokenizer.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
         assert made.count_whole(messages, [])[0] == len(ids)

@@ -133,7 +133,7 @@ class V3Tekken:
         """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
         to its own text (byte-level BPE is lossless on UTF-8; text tiktoken had to repair goes through it)."""
         out = []
-        for piece in self._pieces(messages, tools):
+        for piece in self._pieces(messages, tools, apart=True):
             if piece.__class__ is int:
                 text = self._control_text.get(piece)
                 if text is None:
@@ -145,8 +145,11 @@ class V3Tekken:
                 out.append(self._decode(self._encode(piece)))
         return "".join(out)
 
-    def _pieces(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int | str]:
-        """The request as control token ids (``int``) and non-empty text spans (``str``), in order."""
+    def _pieces(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], apart: bool = False
+                ) -> list[int | str]:
+        """The request as control token ids (``int``) and non-empty text spans (``str``), in order. ``apart``
+        (for the text, not the ids): the system prompt and the last user turn it opens are two pieces, so a long
+        last turn is not copied to join them (the text joins every piece anyway)."""
         self._validate(messages)
         tools_text = self._tools_json(tools) if tools else ""  # mistral-common's own tool checks, memoised
         system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
@@ -159,6 +162,9 @@ class V3Tekken:
                 if i == last_user:
                     if tools_text:
                         out += [self.tools_begin, tools_text, self.tools_end]
+                    if system and apart:
+                        out += [self.inst, system + "\n\n", content, self.end_inst]
+                        continue
                     if system:
                         content = system + "\n\n" + content
                 out += [self.inst, content, self.end_inst]
