@@ -18,6 +18,7 @@ Two ways of counting reach the same decisions, trace and bytes:
 from __future__ import annotations
 
 from .assembly_fast import FastBuilder
+from .assembly_memo import memo_for
 from .assembly_reference import Builder, PredictionMismatch
 from .contracts import Request
 from .counting import TokenCounter
@@ -47,7 +48,8 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
     asked = request
     request, refused = permitted(request)  # before any selection: what the caller may not see never enters
     permitted_request = request
-    request, neutralised = neutralise_request(request, counter)  # untrusted text never reads as a control token
+    memo = memo_for(request, counter)  # what an assembly of this content with this counter worked out before
+    request, neutralised = memo.neutralise(request, lambda r: neutralise_request(r, counter))  # untrusted text never reads as a control token
 
     def run(builder: Builder) -> AssemblyResult:
         builders.append(builder)
@@ -59,18 +61,23 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
     try:
         if reference:
             return run(Builder(request, counter))
-        repeated = _repeated_text(request, counter)
+        repeated = memo.repeated_text(request, lambda r: _repeated_text(r, counter))
         if repeated:  # a Jinja template may compare messages by value: what one item adds depends on another
             result = run(Builder(request, counter))
             result.counting_note = f"assembled with the reference method: {repeated}"
             return result
+        fast = FastBuilder(request, counter, request.input_budget)
+        memo.lend(fast)
         try:
-            return run(FastBuilder(request, counter, request.input_budget))
+            return run(fast)
         except PredictionMismatch as exc:
             result = run(Builder(request, counter))
             result.counting_note = f"assembled with the reference method: {exc}"
             return result
     finally:
+        for builder in builders:
+            if isinstance(builder, FastBuilder):
+                memo.keep(builder)
         if stats is not None:
             stats["full_counts"] = sum(b.full_counts for b in builders)
             stats["item_counts"] = sum(b.probe_counts for b in builders) + counter.item_counts - items_before
