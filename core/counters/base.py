@@ -77,6 +77,13 @@ class TokenCounter(ABC):
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """The request as text, control tokens written out, as the model sees it."""
 
+    def count_whole(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
+                    ) -> tuple[int, list[int] | None]:
+        """One complete tokenisation of the request, uncached: ``len(token_ids(...))``, and the ids where
+        ``text_of_ids`` can use them (``None`` otherwise: a counter may count without keeping them)."""
+        ids = self.token_ids(messages, tools)
+        return len(ids), (ids if type(self).text_of_ids is not TokenCounter.text_of_ids else None)
+
     def text_of_ids(self, ids: Sequence[int]) -> str | None:
         """``render_text`` of a request from the ids ``token_ids`` gave for it, where this counter turns ids
         back into exactly that text (so a caller holding the ids need not render again); else ``None``."""
@@ -108,6 +115,11 @@ class TokenCounter(ABC):
         if scan is None:
             scan = scans[key] = SpellingScan(spellings())
         return scan
+
+    def text_is_never_control(self) -> bool:
+        """Whether this tokenizer reads no text at all as a control or marker token (``reads_as_control`` is
+        False for every text): then untrusted text needs no neutralising, and is not scanned to learn that."""
+        return False
 
     def reads_as_control(self, text: str) -> bool:
         """Whether this tokenizer reads any part of ``text`` (on its own) as a control or marker token."""

@@ -83,6 +83,11 @@ class V3Tekken:
                 out.extend(map(offset, encode(piece)))
         return out
 
+    def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
+        """``len(token_ids(...))``: every span encoded as ``token_ids`` encodes it, without offsetting or keeping ids."""
+        encode = self._encode
+        return sum(1 if piece.__class__ is int else len(encode(piece)) for piece in self._pieces(messages, tools))
+
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
         to its own text (byte-level BPE is lossless on UTF-8; text tiktoken had to repair goes through it)."""
