@@ -124,10 +124,14 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         else:
             kept_evidence, dropped_evidence = _fill_evidence(b, budget)
 
-    # The complete request is tokenised once more, uncached, and must equal the running count.
+    # The complete request is tokenised once more, uncached, and must equal the running count (the default's
+    # last near-allowance check may have been that count: the final request, tokenised whole in this assembly).
     final = render(request, b.selection, getattr(b, "blocks", None))
-    input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids only where they spare a render
-    b.full_counts += 1
+    if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
+        input_tokens, final_ids = b.tokenised[1], None
+    else:
+        input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids where they spare a render
+        b.full_counts += 1
     if input_tokens != b.tokens:
         if isinstance(b, FastBuilder):
             raise PredictionMismatch(f"the final request counts {input_tokens} tokens, predicted {b.tokens}")

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from operator import is_
 from typing import Any, Callable
 
 from .contracts import Request
 from .counting import TokenCounter
-from .render import evidence_block
 
 # Requests whose memos a counter keeps (the inspector replays one row at a time; a sweep, one request).
 MEMO_REQUESTS = 4
@@ -64,11 +64,12 @@ class RequestMemo:
 
     def __init__(self, key: tuple) -> None:
         self.key = key
+        self.parts: tuple = ()  # the objects of the request it was last found for (``_parts``)
         self.neutralised: tuple[list, list, list] | None = None  # (evidence, tool_exchanges, what changed)
         self.repeated: tuple[str | None] | None = None
         self.builder: dict[str, Any] = {name: {} for name in BUILDER_STATE}
         self.builder.update({name: None for name in BUILDER_ONCE})
-        self.blocks: dict[int, str] = {}  # passage index (of the neutralised request) -> its evidence block
+        self.blocks = None  # the passages' evidence blocks (``render.EvidenceBlocks``), by index
 
     def neutralise(self, request: Request, neutralise: Callable) -> tuple[Request, list]:
         """``neutralise(request)`` (``neutralise_request`` with the counter), its answer for this content
@@ -94,6 +95,12 @@ class RequestMemo:
         for name in BUILDER_ONCE:
             if self.builder[name] is not None:
                 setattr(builder, name, self.builder[name])
+        blocks = getattr(builder, "blocks", None)
+        if self.blocks is None:
+            self.blocks = blocks
+        elif blocks is not None:  # the same content: the same blocks, for this request's (equal) passages
+            self.blocks.evidence = builder.request.evidence
+            builder.blocks = self.blocks
 
     def keep(self, builder) -> None:
         """What ``builder`` learned once (a dict it was lent it filled in place)."""
@@ -102,16 +109,33 @@ class RequestMemo:
             if value is not None:
                 self.builder[name] = value
 
-    def block(self, request: Request, index: int) -> str:
-        text = self.blocks.get(index)
-        if text is None:
-            text = self.blocks[index] = evidence_block(request.evidence[index])
-        return text
+
+def _parts(request: Request) -> tuple:
+    """The objects the request's content is made of, in one flat tuple (sections apart by a marker)."""
+    return (request.id, request.instructions, request.current, request.policy_version, request.instructions_version,
+            request.logging, _MARK, *(request.grants or ()), _MARK, *request.tools, _MARK, *request.history, _MARK,
+            *request.tool_exchanges, _MARK, *request.evidence)
+
+
+_MARK = object()
+
+
+def _same_objects(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 def memo_for(request: Request, counter: TokenCounter) -> RequestMemo:
-    """The memo of ``request``'s content for ``counter`` (a new one for content it has not assembled)."""
+    """The memo of ``request``'s content for ``counter`` (a new one for content it has not assembled).
+
+    A request made of the very objects a memo was made for (a replay's edited copy shares them: a request's
+    models are frozen and its strings immutable) is found by identity, without building the content key;
+    any other request by its content key (a replay in a worker process receives the request unpickled)."""
     memos: OrderedDict = counter.__dict__.setdefault("_request_memos", OrderedDict())
+    parts = _parts(request)
+    for key, memo in reversed(memos.items()):
+        if _same_objects(memo.parts, parts):
+            memos.move_to_end(key)
+            return memo
     key = content_key(request)
     memo = memos.get(key)
     if memo is None:
@@ -120,4 +144,5 @@ def memo_for(request: Request, counter: TokenCounter) -> RequestMemo:
             memos.popitem(last=False)
     else:
         memos.move_to_end(key)
+    memo.parts = parts  # holding them keeps their ids from being reused
     return memo

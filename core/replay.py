@@ -93,10 +93,10 @@ def edited_request(source, edits: Edits):
     budget = {key: getattr(edits, key) if getattr(edits, key) is not None else getattr(source, key)
               for key in ("context_limit", "max_new_tokens", "margin")}
     budget["fill_order"] = list(edits.fill_order) if edits.fill_order is not None else list(source.fill_order)
-    try:  # only the budget fields changed: check them, and share everything else with the source
+    try:  # only the budget fields changed: check them, and share everything else (validated) with the source
         checked = _BudgetFields.model_validate(budget)
         edited = source.model_copy(update=checked.model_dump())
-        edited._coherent()
+        edited.check_budget()
     except ValidationError as exc:
         raise RequestError([(f"edits.{path}" if path else "edits", message)
                             for path, message in problems_from(exc)]) from None
