@@ -4,7 +4,9 @@ A recorded result carries the request it was assembled from (``request`` for see
 ``plan_request`` for plans), so it can be assembled again under edits. A result recorded without
 it (another tool's file, seed 004's example) opens read-only: ``ReplayUnavailable`` says why.
 Counts are cached in the counter by content, so a replay after a limit edit does not tokenise
-unchanged items again; the final request is still recounted whole.
+unchanged items again, and what the default assembly worked out for the request's content (neutralised
+text, item counts, shape constants, evidence blocks: ``core.assembly_memo``) is kept on the counter and
+reused while only budget fields change; the final request is still counted whole.
 """
 from __future__ import annotations
 
