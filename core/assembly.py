@@ -53,6 +53,7 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
 
     def run(builder: Builder) -> AssemblyResult:
         builders.append(builder)
+        memo.lend(builder)
         result = mark_result(_assemble(request, counter, builder), neutralised)
         if permitted_request is not asked or request.policy_version:
             return with_record(result, request, refused)
@@ -66,10 +67,8 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
             result = run(Builder(request, counter))
             result.counting_note = f"assembled with the reference method: {repeated}"
             return result
-        fast = FastBuilder(request, counter, request.input_budget)
-        memo.lend(fast)
         try:
-            return run(fast)
+            return run(FastBuilder(request, counter, request.input_budget))
         except PredictionMismatch as exc:
             result = run(Builder(request, counter))
             result.counting_note = f"assembled with the reference method: {exc}"

@@ -9,7 +9,9 @@ learned from probe requests, and each passage's rendered ``<evidence>`` block. `
 counter (on the counter object, so another counter never sees it), keyed by the request's whole content
 except its budget fields (``content_key``): a request that differs in any text, id, score, order, tool,
 tool call, grant or policy field is another entry. Decisions, the trace and the final complete count are
-made again by every assembly, so a reused memo gives the result a fresh one gives.
+made again by every assembly, so a reused memo gives the result a fresh one gives. The builders' counts of
+the selections they render (``Builder._render_count``) are kept here too, so a replay in a worker process,
+whose request arrives unpickled as new objects, finds them as a replay in the recording's process does.
 """
 from __future__ import annotations
 
@@ -70,6 +72,7 @@ class RequestMemo:
         self.builder: dict[str, Any] = {name: {} for name in BUILDER_STATE}
         self.builder.update({name: None for name in BUILDER_ONCE})
         self.blocks = None  # the passages' evidence blocks (``render.EvidenceBlocks``), by index
+        self.counts: OrderedDict = OrderedDict()  # selection -> the counter's count of its render (the builders')
 
     def neutralise(self, request: Request, neutralise: Callable) -> tuple[Request, list]:
         """``neutralise(request)`` (``neutralise_request`` with the counter), its answer for this content
@@ -89,7 +92,11 @@ class RequestMemo:
         return self.repeated[0]
 
     def lend(self, builder) -> None:
-        """Give ``builder`` what earlier assemblies of this content learned (it adds to the same dicts)."""
+        """Give ``builder`` what earlier assemblies of this content learned (it adds to the same dicts): the
+        counts of the selections they rendered, and what the default's ``FastBuilder`` learned."""
+        builder.remember_counts_in(self.counts, self)
+        if not hasattr(builder, "constants"):  # the reference builder: counts only
+            return
         for name in BUILDER_STATE:
             setattr(builder, name, self.builder[name])
         for name in BUILDER_ONCE:

@@ -56,6 +56,11 @@ class Builder:
             memo.popitem(last=False)
         return value
 
+    def remember_counts_in(self, memo: "OrderedDict", owner: object) -> None:
+        """Remember this assembly's counts by selection in ``memo``, shared by every request with ``owner``'s
+        content (``core.assembly_memo``: a replay's request, unpickled in a worker, is another object)."""
+        self._memo = (memo, (owner,), (id(owner),))
+
     def count(self, selection: Selection) -> int:
         """Complete count of the request as ``selection`` renders it."""
         before = self.counter.full_counts
