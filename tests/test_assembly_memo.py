@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import copy
 import pickle
-from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import SHARED, base_request, passage, turn
 
 from core import RequiredContextTooLarge, assemble, make_counter, parse_request
@@ -224,3 +225,44 @@ def test_the_final_request_is_tokenised_whole_once_per_assembly(spec):
         except RequiredContextTooLarge:
             continue
         assert sum(messages == result.messages for messages in seen) == 1, limit
+
+
+WORDS = st.sampled_from(["plan", "the", "route", "ok.", "Yes!", "12", "é", "\n", "  ", "[INST]", "—", "..."])
+SHORT = st.lists(WORDS, min_size=1, max_size=10).map(" ".join)
+
+
+@st.composite
+def edited_pairs(draw):
+    """A request, then the same request with one content edit (a text, an order, an item more or less)."""
+    history = []
+    for n in range(draw(st.integers(0, 5))):
+        history += [{"role": "user", "content": draw(SHORT), "id": f"t{n}"},
+                    {"role": "assistant", "content": draw(SHORT) + draw(st.sampled_from(["", "\n"]))}]
+    evidence = [passage(f"p{i}", draw(st.sampled_from([0.1, 0.5, 0.9])), text=draw(SHORT))
+                for i in range(draw(st.integers(1, 7)))]
+    data = base_request(history=history, evidence=evidence, context_limit=draw(st.integers(420, 1200)))
+    edited = copy.deepcopy(data)
+    kind = draw(st.sampled_from(["text", "swap", "drop", "history", "question"]))
+    if kind == "text":
+        edited["evidence"][draw(st.integers(0, len(evidence) - 1))]["text"] = draw(SHORT)
+    elif kind == "swap" and len(evidence) > 1:
+        edited["evidence"].reverse()
+    elif kind == "drop":
+        edited["evidence"].pop()
+    elif kind == "history" and history:
+        edited["history"][draw(st.integers(0, len(history) - 1))]["content"] = draw(SHORT)
+    else:
+        edited["current"] = draw(SHORT)
+    return data, edited
+
+
+@given(edited_pairs())
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_after_any_content_edit_the_warm_counter_assembles_what_a_fresh_one_does(pair):
+    before, after = (parse_request(d) for d in pair)
+    counter = make_counter()
+    for limit in (before.context_limit, 420):
+        _outcome(lambda: assemble(edited_request(before, Edits(context_limit=limit)), counter))
+    for limit in (after.context_limit, 420):
+        at = edited_request(after, Edits(context_limit=limit))
+        assert _outcome(lambda: assemble(at, counter)) == _outcome(lambda: assemble(at, make_counter(), reference=True))
