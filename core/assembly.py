@@ -123,8 +123,9 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         else:
             kept_evidence, dropped_evidence = _fill_evidence(b, budget)
 
-    # The complete request is tokenised once more, uncached, and must equal the running count (the default's
-    # last near-allowance check may have been that count: the final request, tokenised whole in this assembly).
+    # The complete request is tokenised once more, uncached, and must equal the running count (``count_whole``:
+    # every span of it encoded, without building the id list where the counter can render without the ids). The
+    # default's last near-allowance check may have been that count: the final request, tokenised whole here.
     final = render(request, b.selection, getattr(b, "blocks", None))
     if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
         input_tokens, final_ids = b.tokenised[1], None

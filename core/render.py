@@ -110,12 +110,12 @@ def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None
         messages.append(ChatMessage(role="system", content=request.instructions if selection.instructions else ""))
         origins.append(("instructions", "instructions"))
     turns = request.history_turns()
-    turn_ids = request.turn_ids()
     for t in sorted(selection.turns):
+        origin = ("history", turns[t][0].id or f"turn-{t + 1}")  # request.turn_ids()[t], without listing every turn
         for m in turns[t]:  # fields of a validated message: no second validation (a render is made per count)
             messages.append(ChatMessage.model_construct(role=m.role, content=m.content, tool_calls=list(m.tool_calls),
                                                         tool_call_id=m.tool_call_id))
-            origins.append(("history", turn_ids[t]))
+            origins.append(origin)
     passages = [request.evidence[i] for i in selection.evidence]
     question = request.current if selection.question else ""
     built = [blocks(i) for i in selection.evidence] if blocks is not None and blocks.evidence is request.evidence else None

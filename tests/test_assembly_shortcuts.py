@@ -63,3 +63,50 @@ def test_default_equals_reference_with_escaped_passages():
     request = parse_request(data)
     fast, slow = assemble(request, default_counter()), assemble(request, default_counter(), reference=True)
     assert fast.counting_note is None and fast.to_json() == slow.to_json()
+
+
+@given(st.lists(st.one_of(st.just(">\n<"), st.sampled_from([">\n", "\n<", ">", "<", "\n", "\r\n", " ", "  ", "\t", "/",
+                                                            "&gt;", "é", "😀", "\u2060"]),
+                          st.text(alphabet='ab A1 .,;<>/\n\r\t"é\u00a0', max_size=8)), max_size=40).map("".join),
+       st.integers(0, 12))
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_tekken_slices_give_the_whole_texts_ids(text, size):
+    """The final count's slices (cut after a ``>\\n`` a ``<`` follows) tokenise to the whole text's ids, for any text."""
+    import core.counters.mistral_render as mr
+
+    renderer = default_counter()._renderer()
+    assert renderer._sliceable
+    old, mr.SLICE = mr.SLICE, size
+    try:
+        parts = list(mr._slices(text))
+    finally:
+        mr.SLICE = old
+    assert "".join(parts) == text
+    assert [i for part in parts for i in renderer._encode(part)] == renderer._encode(text)
+
+
+def test_a_long_request_is_counted_in_slices_with_its_ids_length():
+    from tests.benchmarks.workload import large_request
+
+    from core.render import render as render_request
+    from tests.benchmarks.bench_assembly import everything
+
+    request = parse_request(large_request(400, 20, 4, context_limit=400 * 110))
+    full = render_request(request, everything(request))
+    made = default_counter()
+    assert max(len(m.content or "") for m in full.messages) > 1 << 12, "a span long enough to be sliced"
+    assert made.count_whole(full.messages, full.tools) == (len(made.token_ids(full.messages, full.tools)), None)
+
+
+def test_text_with_a_lone_surrogate_renders_as_mistral_common_decodes_it():
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+    from core.contracts import ChatMessage
+
+    made = default_counter()
+    for content in ("plain", "é and 😀", "lone \ud800 high", "lone \udc80 low"):
+        messages = [ChatMessage(role="user", content=content)]
+        ids = made._tokenizer.encode_chat_completion(made._request(messages, [])).tokens
+        assert made.render_text(messages, []) == made._tokenizer.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
+        assert made.count_whole(messages, [])[0] == len(ids)
+

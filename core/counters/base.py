@@ -177,7 +177,7 @@ class TokenCounter(ABC):
     def last_token_ids(self, key: str) -> list[int] | None:
         """The ids of the last request ``count`` tokenised, if its key is ``key`` (an audit recounts a request
         and then renders it: one tokenisation serves both)."""
-        last = self.__dict__.get("_last_ids")
+        last = self.__dict__.get("_last_ids")  # None where the count kept no ids (``count_whole``)
         return last[1] if last is not None and last[0] == key else None
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
@@ -186,9 +186,8 @@ class TokenCounter(ABC):
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        ids = self.token_ids(messages, tools)
-        self._last_ids = (key, ids)
-        value = len(ids)
+        value, ids = self.count_whole(messages, tools)
+        self._last_ids = (key, ids) if ids is not None else None
         self.full_counts += 1
         self._cache[key] = value
         if len(self._cache) > self.cache_size:

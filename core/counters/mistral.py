@@ -278,13 +278,19 @@ class MistralCounter(TokenCounter):
         return "".join(pieces)
 
     def text_token_count(self, text: str) -> int:
+        encode = self.__dict__.get("_text_encode")
+        if encode is None:  # chosen once per counter: an assembly counts every item's text
+            encode = self._text_encode = self._text_encoder()
+        return len(encode(text))
+
+    def _text_encoder(self):
         raw = self._tokenizer.instruct_tokenizer.tokenizer
         model = getattr(raw, "_model", None)  # tekken's tiktoken core: same length, no id offsetting
         if model is not None and hasattr(model, "encode_ordinary") and not getattr(model, "_special_tokens", None):
-            return len(model.encode_ordinary(text))  # with no special tokens registered, same ids as encode()
+            return model.encode_ordinary  # with no special tokens registered, same ids as encode()
         if model is not None and hasattr(model, "encode"):
-            return len(model.encode(text))
-        return len(raw.encode(text, bos=False, eos=False))
+            return model.encode
+        return lambda text: raw.encode(text, bos=False, eos=False)
 
     def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
         raw = self._tokenizer.instruct_tokenizer.tokenizer

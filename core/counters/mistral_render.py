@@ -13,6 +13,10 @@ It only ever answers for requests mistral-common accepts: every check its valida
 and any request this path is not sure of (a check failing, an exception, a tokenizer of another kind)
 raises ``Unsure`` so the caller runs mistral-common's own path, which then accepts or refuses in its own
 words. ``tests/test_mistral_render.py`` checks the ids against ``encode_chat_completion`` request by request.
+
+``count`` is ``len(token_ids(...))`` without the id list (a long span is encoded a slice at a time, cut where
+tekken's pre-tokeniser always cuts: ``tests/test_assembly_shortcuts.py``), and ``render_text`` writes the spans
+as they are, the text mistral-common's decode of the ids gives (so an assembly's final check needs no ids).
 """
 from __future__ import annotations
 
@@ -28,6 +32,31 @@ _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _CALL_ID = re.compile(r"[a-zA-Z0-9]{9}")
 _FOLLOWS = {"system": {"user", "assistant", "system"}, "user": {"assistant", "system", "user"},
             "assistant": {"assistant", "user", "tool"}, "tool": {"assistant", "tool", "user"}}
+
+
+# tekken's pre-tokenising pattern (the bundled files' ``pattern``): BPE runs within each match it finds.
+TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"
+                  r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|"
+                  r"\s+(?!\S)|\s+")
+SLICE = 1 << 12  # characters: a span longer than this is counted a slice at a time
+_CUT = ">\n<"
+_SURROGATE = re.compile("[\ud800-\udfff]")  # the only code points UTF-8 cannot encode
+
+
+def _slices(text: str):
+    r"""``text`` in slices of at least ``SLICE`` characters, each cut after a ``>\n`` that a ``<`` follows (the seam
+    between two evidence blocks). Under ``TEKKEN_PATTERN`` a match ends there, in the whole text and in the slice
+    before it alike: no alternative takes a newline and then a character that is neither space nor ``\r\n/``; the
+    ``>`` before it is taken by `` ?[^\s\p{L}\p{N}]+[\r\n/]*`` with its newline whatever follows; and the pattern
+    looks behind nothing, so the slice after it is matched as the whole text is from there."""
+    start = 0
+    while len(text) - start > SLICE:
+        cut = text.find(_CUT, start + SLICE)
+        if cut < 0:
+            break
+        yield text[start:cut + 2]
+        start = cut + 2
+    yield text[start:]
 
 
 class Unsure(Exception):
@@ -63,7 +92,8 @@ class V3Tekken:
                  tools_json: Callable[[Sequence[ToolDefinition]], str]) -> None:
         self._encode = raw._model.encode_ordinary  # no special tokens registered: the ids of ``encode``
         self._decode = raw._model.decode
-        self._control_text = {i: raw.id_to_piece(i) for i in range(raw.num_special_tokens)}
+        self._control_text: dict[int, str] = {}  # a control id's spelling, looked up when first written
+        self._id_to_piece = raw.id_to_piece
         self._offset = partial(add, raw.num_special_tokens)
         self.bos, self.eos = raw.bos_id, raw.eos_id
         self.inst, self.end_inst = instruct.BEGIN_INST, instruct.END_INST
@@ -72,6 +102,8 @@ class V3Tekken:
         self.calls = instruct.TOOL_CALLS
         self._map_id = map_id
         self._tools_json = tools_json
+        self._sliceable = raw._model._pat_str == TEKKEN_PATTERN
+        self._json_memo: dict[tuple, str] = {}  # tool calls' and results' JSON by content
 
     def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
         out: list[int] = []
@@ -84,9 +116,18 @@ class V3Tekken:
         return out
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
-        """``len(token_ids(...))``: every span encoded as ``token_ids`` encodes it, without offsetting or keeping ids."""
-        encode = self._encode
-        return sum(1 if piece.__class__ is int else len(encode(piece)) for piece in self._pieces(messages, tools))
+        """``len(token_ids(...))``: every span encoded as ``token_ids`` encodes it, without offsetting or keeping ids.
+        A long span is encoded in slices cut where tekken's pre-tokeniser always cuts (``_slices``), so no id list
+        of a whole long request is ever held: the same ids, a slice at a time."""
+        encode, total = self._encode, 0
+        for piece in self._pieces(messages, tools):
+            if piece.__class__ is int:
+                total += 1
+            elif len(piece) <= SLICE or not self._sliceable:
+                total += len(encode(piece))
+            else:
+                total += sum(len(encode(part)) for part in _slices(piece))
+        return total
 
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
@@ -94,13 +135,14 @@ class V3Tekken:
         out = []
         for piece in self._pieces(messages, tools):
             if piece.__class__ is int:
-                out.append(self._control_text[piece])
+                text = self._control_text.get(piece)
+                if text is None:
+                    text = self._control_text[piece] = self._id_to_piece(piece)
+                out.append(text)
+            elif piece.isascii() or _SURROGATE.search(piece) is None:  # UTF-8 encodes it: no copy made to learn that
+                out.append(piece)
             else:
-                try:
-                    piece.encode("utf-8")
-                    out.append(piece)
-                except UnicodeEncodeError:
-                    out.append(self._decode(self._encode(piece)))
+                out.append(self._decode(self._encode(piece)))
         return "".join(out)
 
     def _pieces(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int | str]:
@@ -125,20 +167,42 @@ class V3Tekken:
                 calls = [c for m in group for c in m.tool_calls]
                 if calls and content:
                     raise Unsure("text and tool calls in one aggregated assistant turn")
-                if calls:
-                    out += [self.calls, json.dumps([self._call(c) for c in calls], ensure_ascii=False)]
+                if calls:  # json.dumps of the list: each call's own dump joined by ", "
+                    out += [self.calls, "[" + ", ".join(self._call_json(c) for c in calls) + "]"]
                 else:
                     out.append(content.rstrip(" "))
                 out.append(self.eos)
             else:
                 for m in group:
-                    result = {"content": _parsed(_normalised(m.content)), "call_id": self._map_id(m.tool_call_id or "")}
-                    out += [self.result_begin, json.dumps(result, ensure_ascii=False), self.result_end]
+                    out += [self.result_begin, self._result_json(m.content, m.tool_call_id or ""), self.result_end]
         return [p for p in out if p != ""]
 
     def _call(self, call: Any) -> dict[str, Any]:
         arguments = _parsed(_normalised(json.dumps(call.arguments, ensure_ascii=False)))
         return {"name": call.name, "arguments": arguments, "id": self._map_id(call.id)}
+
+    def _call_json(self, call: Any) -> str:
+        """``json.dumps(self._call(call))``, written once per call's content (a probe renders a turn again and again)."""
+        key = (call.name, call.id, json.dumps(call.arguments, ensure_ascii=False))
+        text = self._json_memo.get(key)
+        if text is None:
+            text = self._remember(key, json.dumps(self._call(call), ensure_ascii=False))
+        return text
+
+    def _result_json(self, content: str | None, call_id: str) -> str:
+        """A tool result as mistral-common writes it, once per content and id."""
+        key = (content, call_id)
+        text = self._json_memo.get(key)
+        if text is None:
+            result = {"content": _parsed(_normalised(content)), "call_id": self._map_id(call_id)}
+            text = self._remember(key, json.dumps(result, ensure_ascii=False))
+        return text
+
+    def _remember(self, key: tuple, text: str) -> str:
+        if len(self._json_memo) >= 65536:
+            self._json_memo.clear()
+        self._json_memo[key] = text
+        return text
 
     @staticmethod
     def _runs(messages: Sequence[ChatMessage]) -> list[tuple[str, list[ChatMessage]]]:
