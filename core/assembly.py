@@ -18,6 +18,7 @@ Two ways of counting reach the same decisions, trace and bytes:
 from __future__ import annotations
 
 from .assembly_fast import FastBuilder
+from .assembly_memo import memo_for
 from .assembly_reference import Builder, PredictionMismatch
 from .contracts import Request
 from .counting import TokenCounter
@@ -47,10 +48,12 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
     asked = request
     request, refused = permitted(request)  # before any selection: what the caller may not see never enters
     permitted_request = request
-    request, neutralised = neutralise_request(request, counter)  # untrusted text never reads as a control token
+    memo = memo_for(request, counter)  # what an assembly of this content with this counter worked out before
+    request, neutralised = memo.neutralise(request, lambda r: neutralise_request(r, counter))  # untrusted text never reads as a control token
 
     def run(builder: Builder) -> AssemblyResult:
         builders.append(builder)
+        memo.lend(builder)
         result = mark_result(_assemble(request, counter, builder), neutralised)
         if permitted_request is not asked or request.policy_version:
             return with_record(result, request, refused)
@@ -59,7 +62,7 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
     try:
         if reference:
             return run(Builder(request, counter))
-        repeated = _repeated_text(request, counter)
+        repeated = memo.repeated_text(request, lambda r: _repeated_text(r, counter))
         if repeated:  # a Jinja template may compare messages by value: what one item adds depends on another
             result = run(Builder(request, counter))
             result.counting_note = f"assembled with the reference method: {repeated}"
@@ -71,6 +74,9 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
             result.counting_note = f"assembled with the reference method: {exc}"
             return result
     finally:
+        for builder in builders:
+            if isinstance(builder, FastBuilder):
+                memo.keep(builder)
         if stats is not None:
             stats["full_counts"] = sum(b.full_counts for b in builders)
             stats["item_counts"] = sum(b.probe_counts for b in builders) + counter.item_counts - items_before
@@ -118,10 +124,14 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
             kept_evidence, dropped_evidence = _fill_evidence(b, budget)
 
     # The complete request is tokenised once more, uncached, and must equal the running count (``count_whole``:
-    # every span of it encoded, without building the id list where the counter can render without the ids).
+    # every span of it encoded, without building the id list where the counter can render without the ids). The
+    # default's last near-allowance check may have been that count: the final request, tokenised whole here.
     final = render(request, b.selection, getattr(b, "blocks", None))
-    input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids only where they spare a render
-    b.full_counts += 1
+    if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
+        input_tokens, final_ids = b.tokenised[1], None
+    else:
+        input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids where they spare a render
+        b.full_counts += 1
     if input_tokens != b.tokens:
         if isinstance(b, FastBuilder):
             raise PredictionMismatch(f"the final request counts {input_tokens} tokens, predicted {b.tokens}")

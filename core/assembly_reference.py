@@ -31,6 +31,7 @@ class Builder:
         self.counter = counter
         self.full_counts = 0  # complete-request tokenisations this assembly made
         self.probe_counts = 0  # small probe requests (one or two items) it tokenised
+        self.tokenised: tuple[Selection, int] | None = None  # the last selection this assembly tokenised whole
         parts = (request.instructions, request.tools, request.history, request.current, request.tool_exchanges,
                  request.evidence)
         self._memo = (_selection_memo(counter), parts, tuple(map(id, parts)))
@@ -55,11 +56,18 @@ class Builder:
             memo.popitem(last=False)
         return value
 
+    def remember_counts_in(self, memo: "OrderedDict", owner: object) -> None:
+        """Remember this assembly's counts by selection in ``memo``, shared by every request with ``owner``'s
+        content (``core.assembly_memo``: a replay's request, unpickled in a worker, is another object)."""
+        self._memo = (memo, (owner,), (id(owner),))
+
     def count(self, selection: Selection) -> int:
         """Complete count of the request as ``selection`` renders it."""
         before = self.counter.full_counts
         value = self._render_count(selection)
-        self.full_counts += self.counter.full_counts - before
+        if self.counter.full_counts != before:  # tokenised whole here (not a count remembered from before)
+            self.full_counts += self.counter.full_counts - before
+            self.tokenised = (selection, value)
         return value
 
     def cost(self, selection: Selection) -> tuple[int, int]:

@@ -192,12 +192,7 @@ class Request(_Strict):
             carried = f"version {self.instructions_version!r}" if self.instructions_version else "no version"
             raise ValueError(f"policy_version {self.policy_version!r} is required but the instructions carry "
                              f"{carried}; the request is refused rather than sent with another policy")
-        if sorted(self.fill_order) != sorted(SECTIONS_OPTIONAL):
-            raise ValueError("fill_order must name 'history' and 'evidence' once each")
-        if self.input_budget <= 0:
-            raise ValueError(
-                f"max_new_tokens ({self.max_new_tokens}) plus margin ({self.margin}) leave no input "
-                f"room in context_limit ({self.context_limit})")
+        self.check_budget()
         names = [t.name for t in self.tools]
         dup = _first_duplicate(names)
         if dup is not None:
@@ -212,6 +207,15 @@ class Request(_Strict):
         if dup is not None:
             raise ValueError(f"tool call id {dup!r} is used twice")
         return self
+
+    def check_budget(self) -> None:
+        """The rules of ``_coherent`` on the budget fields alone (a replay's edit changes only those)."""
+        if sorted(self.fill_order) != sorted(SECTIONS_OPTIONAL):
+            raise ValueError("fill_order must name 'history' and 'evidence' once each")
+        if self.input_budget <= 0:
+            raise ValueError(
+                f"max_new_tokens ({self.max_new_tokens}) plus margin ({self.margin}) leave no input "
+                f"room in context_limit ({self.context_limit})")
 
     def history_turns(self) -> list[list[HistoryMessage]]:
         """History split into whole turns: a user message and everything up to the next one.

@@ -86,7 +86,8 @@ def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefini
 
 
 def missing_tools(tools: Sequence[ToolDefinition], rendered: str) -> list[str]:
-    return [t.name for t in tools if t.name not in rendered or (t.description and not _present(rendered, t.description))]
+    present = _InOrder(rendered)  # the tool list is written in order: each name is looked for from the last found
+    return [t.name for t in tools if not present.contains(t.name) or (t.description and not present(t.description))]
 
 
 def mark_not_rendered(result: AssemblyResult, counter: TokenCounter, *, ids: Sequence[int] | None = None

@@ -4,7 +4,9 @@ A recorded result carries the request it was assembled from (``request`` for see
 ``plan_request`` for plans), so it can be assembled again under edits. A result recorded without
 it (another tool's file, seed 004's example) opens read-only: ``ReplayUnavailable`` says why.
 Counts are cached in the counter by content, so a replay after a limit edit does not tokenise
-unchanged items again; the final request is still recounted whole.
+unchanged items again, and what the default assembly worked out for the request's content (neutralised
+text, item counts, shape constants, evidence blocks: ``core.assembly_memo``) is kept on the counter and
+reused while only budget fields change; the final request is still counted whole.
 """
 from __future__ import annotations
 
@@ -93,10 +95,10 @@ def edited_request(source, edits: Edits):
     budget = {key: getattr(edits, key) if getattr(edits, key) is not None else getattr(source, key)
               for key in ("context_limit", "max_new_tokens", "margin")}
     budget["fill_order"] = list(edits.fill_order) if edits.fill_order is not None else list(source.fill_order)
-    try:  # only the budget fields changed: check them, and share everything else with the source
+    try:  # only the budget fields changed: check them, and share everything else (validated) with the source
         checked = _BudgetFields.model_validate(budget)
         edited = source.model_copy(update=checked.model_dump())
-        edited._coherent()
+        edited.check_budget()
     except ValidationError as exc:
         raise RequestError([(f"edits.{path}" if path else "edits", message)
                             for path, message in problems_from(exc)]) from None

@@ -170,9 +170,9 @@ class TokenCounter(ABC):
 
     @staticmethod
     def request_key(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
-        """The request's content as one string: what the count cache is keyed by."""
-        return json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]],
-                          sort_keys=True, ensure_ascii=False)
+        """The request's content as one string: what the count cache is keyed by. Keys keep their order (a
+        template writes a tool's schema and a call's arguments in their order: reordered, they count anew)."""
+        return json.dumps([[m.to_json() for m in messages], [t.model_dump() for t in tools]], ensure_ascii=False)
 
     def last_token_ids(self, key: str) -> list[int] | None:
         """The ids of the last request ``count`` tokenised, if its key is ``key`` (an audit recounts a request

@@ -197,7 +197,7 @@ class MistralCounter(TokenCounter):
         return self._each_tool
 
     def _tools_json_whole(self, tools: Sequence[ToolDefinition]) -> str:
-        key = json.dumps([t.model_dump() for t in tools], sort_keys=True, ensure_ascii=False)
+        key = json.dumps([t.model_dump() for t in tools], ensure_ascii=False)  # in key order: it writes them so
         text = self._tools_text.get(key)
         if text is None:
             validator = self._counting_path()[0]

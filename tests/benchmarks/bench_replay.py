@@ -1,6 +1,7 @@
 """Benchmark for replay (issues 6 and 15): the first replay after a limit edit, against one complete count.
 
-    .venv/bin/python -m tests.benchmarks.bench_replay                       (mistral, then --counter hf:DIR)
+    .venv/bin/python -m tests.benchmarks.bench_replay                       (mistral, then real Qwen3 when present)
+    .venv/bin/python -m tests.benchmarks.bench_replay --counter hf:DIR      (one counter)
     .venv/bin/python -m tests.benchmarks.bench_replay --quick               (fewer repeats, no reference check)
     .venv/bin/python -m tests.benchmarks.bench_replay --profile             (where a first replay's time goes)
 
@@ -22,6 +23,7 @@ import gc
 import io
 import pstats
 import time
+from pathlib import Path
 
 from core import assemble, make_counter, parse_request
 from core.replay import Edits, edited_request, replay, source_of
@@ -30,6 +32,7 @@ from .bench_assembly import best
 from .workload import large_request
 
 TARGET = 1.5
+QWEN3 = Path(__file__).resolve().parents[2].parent / "shared" / "tokenizers" / "hf" / "qwen3"
 RECORDED = 32768
 EDITS = [24576, 16384, 8192, 4096, 6144, 12288, 20480, 28672]
 DRAG = [RECORDED - 300 - round(i * (RECORDED - 4096) / 40) for i in range(40)]  # 40 steps down to 4k
@@ -113,13 +116,20 @@ def bench(spec: str | None, repeats: int, check: bool, profile: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--counter", default=None, help="counter spec (default: the embedded one)")
+    parser.add_argument("--counter", default=None,
+                        help="counter spec (default: the embedded one, then hf: Qwen3 from ../shared when present)")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="two repeats, no reference check")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the first replays")
     args = parser.parse_args()
     repeats = args.repeats or (2 if args.quick else 5)
-    bench(args.counter, repeats, not args.quick, args.profile)
+    specs = [args.counter]
+    if args.counter is None and (QWEN3 / "tokenizer.json").is_file():
+        specs.append(f"hf:{QWEN3}")
+    for n, spec in enumerate(specs):
+        if n:
+            print()
+        bench(spec, repeats, not args.quick, args.profile)
 
 
 if __name__ == "__main__":
