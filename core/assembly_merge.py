@@ -1,0 +1,230 @@
+"""What a history turn of one user message adds where the template joins consecutive user messages.
+
+mistral-common's normaliser merges a run of consecutive user messages into one (their non-empty texts
+joined by a blank line, the system prompt in front of the last run), so a history turn that is a single
+user message has no cost of its own: it changes the text of the run it joins. Counting each such
+attempt whole costs one complete count per turn, the reference's own cost. This module predicts the
+change from the text near the seam only.
+
+Why that is exact. Tekken encodes each text span between control tokens with tiktoken: its
+pre-tokeniser regex (``TEKKEN_PATTERN``) splits the text into pieces and each piece is byte-pair
+encoded on its own, so a span's count is the sum of its pieces' counts. Call position ``p`` of a text
+``T`` a *cut* when ``T[p-1]`` is a letter (``\\p{L}``) and ``T[p]`` is neither a letter nor a mark
+(``\\p{M}``). In that pattern only the two letter alternatives match a letter, and after their one
+optional leading non-letter they take letters and marks only, so the piece holding ``T[p-1]`` ends at
+``p``; every other alternative stops at a letter, so no match attempt before ``p`` looks past ``p``
+except to test ``T[p]`` against the letter and mark classes, which fails for that character and at the
+end of a string alike; the pattern has no look-behind and no anchors. Hence the pieces of ``T`` are the
+pieces of ``T[:p]`` followed by those of ``T[p:]``, and ``count(T) = count(T[:p]) + count(T[p:])``.
+The cut depends on two characters only, so a cut inside the text both requests share splits both the
+same way, and the difference of two run texts is the difference of the short stretches between the
+nearest shared cuts around the change (the joined message itself is taken from the counter's cache,
+split at its own first and last cut).
+
+It is used only for a ``mistral:`` counter whose tokenizer is a Tekkenizer with exactly this pattern
+and whose one-pass renderer (``core.counters.mistral_render``) is the instruct template it mirrors,
+and only when a render of a tiny request shows the join. Where no cut is found near the seam the
+caller counts the request whole, as before; the builder's near-allowance and final complete counts
+check every prediction, and a disagreement falls back to the reference method.
+"""
+from __future__ import annotations
+
+import unicodedata
+from typing import Callable
+
+from .contracts import ChatMessage, Request
+from .counting import TokenCounter
+from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, Selection, evidence_block
+
+TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+                  r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+"
+                  r"[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+JOIN = "\n\n"  # the normaliser's join of a run's messages, and of the system prompt to the last run
+# How far from a seam a cut is looked for (characters); beyond it the request is counted whole.
+CUT_REACH = 512
+
+
+def _letter(char: str) -> bool:
+    return unicodedata.category(char)[0] == "L"
+
+
+def _ends_letter(char: str) -> bool:
+    """A character no letter piece continues into (unassigned code points excluded: a newer Unicode may
+    have made them letters in the tokenizer's tables)."""
+    category = unicodedata.category(char)
+    return category[0] not in "LM" and category not in ("Cn", "Cs")
+
+
+def first_cut(text: str, start: int = 1, reach: int = CUT_REACH) -> int | None:
+    """The first cut ``p`` of ``text`` with ``start <= p <= len(text) - 1`` (both characters in ``text``)."""
+    for p in range(max(start, 1), min(len(text), start + reach)):
+        if _ends_letter(text[p]) and _letter(text[p - 1]):
+            return p
+    return None
+
+
+def last_cut(text: str, reach: int = CUT_REACH) -> int | None:
+    """The last cut ``p`` of ``text`` with ``1 <= p <= len(text) - 1``."""
+    for p in range(len(text) - 1, max(len(text) - 1 - reach, 0), -1):
+        if _ends_letter(text[p]) and _letter(text[p - 1]):
+            return p
+    return None
+
+
+def _plain(text: str) -> bool:
+    """Text tiktoken encodes as written (no lone surrogates for it to replace)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def merge_seams_for(counter: TokenCounter) -> bool:
+    """Whether ``counter`` is the tekken instruct template this module's reasoning holds for."""
+    if counter.identity.kind != "mistral-common":
+        return False
+    try:
+        renderer = counter._renderer()  # type: ignore[attr-defined]
+        model = counter._tokenizer.instruct_tokenizer.tokenizer._model  # type: ignore[attr-defined]
+        if (type(renderer).__name__ != "V3Tekken" or getattr(model, "_pat_str", None) != TEKKEN_PATTERN
+                or getattr(model, "_special_tokens", None)):
+            return False
+        text = counter.render_text([ChatMessage(role="system", content="Sys"), ChatMessage(role="user", content="Alpha"),
+                                    ChatMessage(role="user", content=""), ChatMessage(role="user", content="Beta"),
+                                    ChatMessage(role="assistant", content="Gamma"),
+                                    ChatMessage(role="user", content="Delta"), ChatMessage(role="user", content="Omega")],
+                                   [])
+    except Exception:  # noqa: BLE001 - another counter or a later mistral-common: count whole
+        return False
+    return f"]Alpha{JOIN}Beta[" in text and f"]Sys{JOIN}Delta{JOIN}Omega[" in text
+
+
+class MergedUserTurns:
+    """Exact marginal costs of single-user-message turns (and of the first passage beside one) from the
+    text near the seam. Every method returns ``None`` where it cannot vouch for a figure."""
+
+    def __init__(self, request: Request, counter: TokenCounter, raw_count: Callable[[str], int]) -> None:
+        self.request = request
+        self.turns = request.history_turns()
+        self.cached = counter.text_count  # an item's whole text, cached by content
+        self.raw = raw_count  # a short stretch around a seam, uncached
+        n = len(self.turns)
+        self.run_end = [n] * (n + 1)  # first turn at or after t that is not a single user message
+        for t in range(n - 1, -1, -1):
+            self.run_end[t] = self.run_end[t + 1] if len(self.turns[t]) == 1 else t
+        self._heads: dict[tuple[str, str], int] = {}
+
+    def _around(self, left: str, middle: str, right: str) -> int:
+        """Count of ``left + middle + right``, ``middle``'s own count taken from the cache (split at its
+        first and last cut, which are cuts of the whole text too)."""
+        a = first_cut(middle)
+        if a is None:
+            return self.raw(left + middle + right)
+        b = last_cut(middle)
+        return (self.raw(left + middle[:a]) + self.cached(middle) - self.raw(middle[:a]) - self.raw(middle[b:])
+                + self.raw(middle[b:] + right))
+
+    def _kept_from(self, selection: Selection) -> int | None:
+        """The oldest kept turn, when the kept turns are the newest ones without a gap (as history fills)."""
+        kept, n = selection.turns, len(self.turns)
+        if not kept:
+            return n
+        low = min(kept)
+        return low if max(kept) == n - 1 and len(kept) == n - low else None
+
+    def _system_tail(self, selection: Selection) -> str | None:
+        """What precedes the last run's text from its last cut on: the system prompt and its join."""
+        system = self.request.instructions if selection.instructions else ""
+        if not system:
+            return ""
+        head = system + JOIN
+        cut = last_cut(head)
+        if cut is not None:
+            return head[cut:]
+        return head if len(head) <= CUT_REACH else None
+
+    def _run_texts(self, low: int, selection: Selection):
+        """The texts of the run a turn older than ``low`` joins, in order: the kept single messages, then
+        the first message of the next turn or the current message (its preamble only, with passages)."""
+        n = len(self.turns)
+        end = self.run_end[low]
+        for s in range(low, min(end + 1, n)):
+            yield self.turns[s][0].content or ""
+        if end == n:
+            yield EVIDENCE_PREAMBLE if selection.evidence else (self.request.current if selection.question else "")
+
+    def turn(self, t: int, selection: Selection) -> int | None:
+        """What adding single-message turn ``t`` (older than every kept turn) to ``selection`` adds."""
+        added = self.turns[t][0].content or ""
+        low = self._kept_from(selection)
+        if low is None or t >= low or not _plain(added):
+            return None
+        if not added:  # the normaliser skips an empty message
+            return 0
+        last = self.run_end[low] == len(self.turns)  # the run holds the current message: the system prompt leads
+        left = self._system_tail(selection) if last else ""
+        if left is None:
+            return None
+        head, whole = "", True
+        for part in self._run_texts(low, selection):
+            if not part:
+                continue
+            if not _plain(part) or len(head) > CUT_REACH:
+                return None
+            start = len(head)
+            head = head + JOIN + part if head else part
+            cut = first_cut(head, start)
+            if cut is not None:
+                head, whole = head[:cut], False
+                break
+        if whole and last and selection.evidence:
+            return None  # only the preamble was looked at: the rest of the current message is not in ``head``
+        if not head:  # the run had no text: the turn's text is all of it
+            return self._around(left, added, "") - self._head(left, "")
+        return self._around(left, added, JOIN + head) - self._head(left, head)
+
+    def _head(self, left: str, head: str) -> int:
+        key = (left, head)
+        known = self._heads.get(key)
+        if known is None:
+            known = self._heads[key] = self.raw(left + head)
+        return known
+
+    def first_passage(self, index: int, selection: Selection) -> int | None:
+        """What the first passage adds when the newest kept turn is a single user message: the current
+        message, joined to it, gains the preamble, the block and the question prefix before the question."""
+        low = self._kept_from(selection)
+        question = self.request.current if selection.question else ""
+        n = len(self.turns)
+        if low is None or low >= n or not question or not _plain(question):
+            return None
+        left = None
+        for s in range(n - 1, low - 1, -1):  # the newest message of the run with text: the seam's left side
+            if len(self.turns[s]) != 1:
+                break  # the run starts after this turn
+            text = self.turns[s][0].content or ""
+            if text:
+                if not _plain(text):
+                    return None
+                joined = text + JOIN
+                cut = last_cut(joined)
+                if cut is None:
+                    return None
+                left = joined[cut:]
+                break
+        if left is None:  # the run's kept messages are empty: the system prompt is the left side
+            tail = self._system_tail(selection)
+            if tail is None:
+                return None
+            left = tail
+        cut = first_cut(question)
+        head = question[:cut] if cut is not None else question
+        if cut is None and len(question) > 4 * CUT_REACH:
+            return None
+        block = evidence_block(self.request.evidence[index])
+        if not _plain(block):
+            return None
+        return self._around(left + EVIDENCE_PREAMBLE, block, QUESTION_PREFIX + head) - self._head(left, head)
