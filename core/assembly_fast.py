@@ -243,13 +243,13 @@ class FastBuilder(Builder):
 
     def _seams(self) -> MergedUserTurns | None:
         if self._merged is False:
-            self._merged = MergedUserTurns(self.request, self.counter, self._seam_count) \
-                if merge_seams_for(self.counter) else None
+            encode = merge_seams_for(self.counter)
+            self._merged = None if encode is None else MergedUserTurns(self.request, self.counter, encode,
+                                                                       self._seam_counted)
         return self._merged
 
-    def _seam_count(self, text: str) -> int:
+    def _seam_counted(self) -> None:
         self.probe_counts += 1
-        return self.counter.text_token_count(text)
 
     def _merged_marginal(self, section: str, index: int, candidate: Callable[[], Selection]) -> int:
         seams = self._seams()

@@ -17,9 +17,10 @@ except to test ``T[p]`` against the letter and mark classes, which fails for tha
 end of a string alike; the pattern has no look-behind and no anchors. Hence the pieces of ``T`` are the
 pieces of ``T[:p]`` followed by those of ``T[p:]``, and ``count(T) = count(T[:p]) + count(T[p:])``.
 The cut depends on two characters only, so a cut inside the text both requests share splits both the
-same way, and the difference of two run texts is the difference of the short stretches between the
-nearest shared cuts around the change (the joined message itself is taken from the counter's cache,
-split at its own first and last cut).
+same way, and the difference of two run texts is the difference of the stretches between the nearest
+shared cuts around the change: the joined message with a word or so either side of it. Each figure
+depends on those strings only, so it is remembered per counter (a replay at another allowance
+tokenises nothing again).
 
 It is used only for a ``mistral:`` counter whose tokenizer is a Tekkenizer with exactly this pattern
 and whose one-pass renderer (``core.counters.mistral_render``) is the instruct template it mirrors,
@@ -29,6 +30,7 @@ check every prediction, and a disagreement falls back to the reference method.
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Callable
 
@@ -55,9 +57,16 @@ def _ends_letter(char: str) -> bool:
     return category[0] not in "LM" and category not in ("Cn", "Cs")
 
 
+_ASCII_CUT = re.compile(r"[A-Za-z](?=[^A-Za-z])")  # in ASCII text: a letter, then a character that is no letter
+
+
 def first_cut(text: str, start: int = 1, reach: int = CUT_REACH) -> int | None:
     """The first cut ``p`` of ``text`` with ``start <= p <= len(text) - 1`` (both characters in ``text``)."""
-    for p in range(max(start, 1), min(len(text), start + reach)):
+    start = max(start, 1)
+    if text.isascii():  # no marks and no unassigned code points: the cut is a letter before a non-letter
+        found = _ASCII_CUT.search(text, start - 1, min(len(text), start + reach))
+        return None if found is None else found.end()
+    for p in range(start, min(len(text), start + reach)):
         if _ends_letter(text[p]) and _letter(text[p - 1]):
             return p
     return None
@@ -82,69 +91,89 @@ def _plain(text: str) -> bool:
     return True
 
 
-def merge_seams_for(counter: TokenCounter) -> bool:
-    """Whether ``counter`` is the tekken instruct template this module's reasoning holds for."""
+def merge_seams_for(counter: TokenCounter) -> Callable[[str], list] | None:
+    """Tekken's plain encoding when ``counter`` is the instruct template this module's reasoning holds for
+    (what every text span of a request is encoded with), else ``None``."""
     if counter.identity.kind != "mistral-common":
-        return False
+        return None
     try:
         renderer = counter._renderer()  # type: ignore[attr-defined]
         model = counter._tokenizer.instruct_tokenizer.tokenizer._model  # type: ignore[attr-defined]
         if (type(renderer).__name__ != "V3Tekken" or getattr(model, "_pat_str", None) != TEKKEN_PATTERN
                 or getattr(model, "_special_tokens", None)):
-            return False
+            return None
         text = counter.render_text([ChatMessage(role="system", content="Sys"), ChatMessage(role="user", content="Alpha"),
                                     ChatMessage(role="user", content=""), ChatMessage(role="user", content="Beta"),
                                     ChatMessage(role="assistant", content="Gamma"),
                                     ChatMessage(role="user", content="Delta"), ChatMessage(role="user", content="Omega")],
                                    [])
     except Exception:  # noqa: BLE001 - another counter or a later mistral-common: count whole
-        return False
-    return f"]Alpha{JOIN}Beta[" in text and f"]Sys{JOIN}Delta{JOIN}Omega[" in text
+        return None
+    if f"]Alpha{JOIN}Beta[" not in text or f"]Sys{JOIN}Delta{JOIN}Omega[" not in text:
+        return None
+    # tiktoken's core directly where it has one: texts given here are valid UTF-8 (``_plain``), which is
+    # all its wrapper checks for
+    return getattr(getattr(model, "_core_bpe", None), "encode_ordinary", None) or model.encode_ordinary
 
 
 class MergedUserTurns:
     """Exact marginal costs of single-user-message turns (and of the first passage beside one) from the
     text near the seam. Every method returns ``None`` where it cannot vouch for a figure."""
 
-    def __init__(self, request: Request, counter: TokenCounter, raw_count: Callable[[str], int]) -> None:
+    def __init__(self, request: Request, counter: TokenCounter, encode: Callable[[str], list],
+                 counted: Callable[[], None]) -> None:
         self.request = request
         self.turns = request.history_turns()
-        self.cached = counter.text_count  # an item's whole text, cached by content
-        self.raw = raw_count  # a short stretch around a seam, uncached
+        self.encode, self.counted = encode, counted  # ``counted`` is told of every tokenisation
         n = len(self.turns)
         self.run_end = [n] * (n + 1)  # first turn at or after t that is not a single user message
         for t in range(n - 1, -1, -1):
             self.run_end[t] = self.run_end[t + 1] if len(self.turns[t]) == 1 else t
-        self._heads: dict[tuple[str, str], int] = {}
+        # Seam figures depend on their strings only: remembered per counter, so a replay of the same
+        # history at another allowance tokenises nothing again
+        self.memo: dict[tuple, int] = counter.__dict__.setdefault("_seam_memo", {})
+        self._tails: dict[bool, str | None] = {}
+        self._kept: tuple = ((), None)
+        self._seam_heads: dict[tuple, tuple | None] = {}
 
-    def _around(self, left: str, middle: str, right: str) -> int:
-        """Count of ``left + middle + right``, ``middle``'s own count taken from the cache (split at its
-        first and last cut, which are cuts of the whole text too)."""
-        a = first_cut(middle)
-        if a is None:
-            return self.raw(left + middle + right)
-        b = last_cut(middle)
-        return (self.raw(left + middle[:a]) + self.cached(middle) - self.raw(middle[:a]) - self.raw(middle[b:])
-                + self.raw(middle[b:] + right))
+    def _count(self, text: str) -> int:
+        self.counted()
+        return len(self.encode(text))
+
+    def _difference(self, key: tuple, new: str, old: str) -> int:
+        """``count(new) - count(old)``, remembered under ``key`` (the strings both are made of)."""
+        known = self.memo.get(key)
+        if known is None:
+            base = self.memo.get(("base", old))
+            if base is None:
+                base = self._count(old)
+                self.memo[("base", old)] = base
+            if len(self.memo) >= 65536:
+                self.memo.clear()
+            known = self.memo[key] = self._count(new) - base
+        return known
 
     def _kept_from(self, selection: Selection) -> int | None:
         """The oldest kept turn, when the kept turns are the newest ones without a gap (as history fills)."""
         kept, n = selection.turns, len(self.turns)
         if not kept:
             return n
+        if kept is self._kept[0]:  # every turn older than the first misfit is tried beside the same ones
+            return self._kept[1]
         low = min(kept)
-        return low if max(kept) == n - 1 and len(kept) == n - low else None
+        low = low if max(kept) == n - 1 and len(kept) == n - low else None
+        self._kept = (kept, low)
+        return low
 
     def _system_tail(self, selection: Selection) -> str | None:
         """What precedes the last run's text from its last cut on: the system prompt and its join."""
-        system = self.request.instructions if selection.instructions else ""
-        if not system:
-            return ""
-        head = system + JOIN
-        cut = last_cut(head)
-        if cut is not None:
-            return head[cut:]
-        return head if len(head) <= CUT_REACH else None
+        if selection.instructions not in self._tails:
+            system = self.request.instructions if selection.instructions else ""
+            head = system + JOIN if system else ""
+            cut = last_cut(head)
+            self._tails[selection.instructions] = (head[cut:] if cut is not None
+                                                   else head if len(head) <= CUT_REACH and _plain(head) else None)
+        return self._tails[selection.instructions]
 
     def _run_texts(self, low: int, selection: Selection):
         """The texts of the run a turn older than ``low`` joins, in order: the kept single messages, then
@@ -164,34 +193,43 @@ class MergedUserTurns:
             return None
         if not added:  # the normaliser skips an empty message
             return 0
+        seam = self._seam(low, selection)
+        if seam is None:
+            return None
+        left, head = seam
+        if head is None:  # the run had no text: the turn's text is all of it
+            return self._difference(("turn", left, added), left + added, left)
+        return self._difference(("turn", left, added, head), left + added + JOIN + head, left + head)
+
+    def _seam(self, low: int, selection: Selection) -> tuple[str, str | None] | None:
+        """The text either side of where a turn older than ``low`` joins its run: what precedes it from the
+        last cut on (the system prompt's tail where the run is the last one), and the run's text up to
+        its first cut (``None`` when the run has no text)."""
+        key = (low, selection.instructions, selection.question, bool(selection.evidence))
+        if key in self._seam_heads:
+            return self._seam_heads[key]
         last = self.run_end[low] == len(self.turns)  # the run holds the current message: the system prompt leads
         left = self._system_tail(selection) if last else ""
-        if left is None:
-            return None
-        head, whole = "", True
-        for part in self._run_texts(low, selection):
-            if not part:
-                continue
-            if not _plain(part) or len(head) > CUT_REACH:
-                return None
-            start = len(head)
-            head = head + JOIN + part if head else part
-            cut = first_cut(head, start)
-            if cut is not None:
-                head, whole = head[:cut], False
-                break
-        if whole and last and selection.evidence:
-            return None  # only the preamble was looked at: the rest of the current message is not in ``head``
-        if not head:  # the run had no text: the turn's text is all of it
-            return self._around(left, added, "") - self._head(left, "")
-        return self._around(left, added, JOIN + head) - self._head(left, head)
-
-    def _head(self, left: str, head: str) -> int:
-        key = (left, head)
-        known = self._heads.get(key)
-        if known is None:
-            known = self._heads[key] = self.raw(left + head)
-        return known
+        found: tuple | None = None
+        if left is not None:
+            head, whole = "", True
+            for part in self._run_texts(low, selection):
+                if not part:
+                    continue
+                if not _plain(part) or len(head) > CUT_REACH:
+                    head = None
+                    break
+                start = len(head)
+                head = head + JOIN + part if head else part
+                cut = first_cut(head, start)
+                if cut is not None:
+                    head, whole = head[:cut], False
+                    break
+            # with passages only the preamble of the current message was looked at: no cut in it, no figure
+            if head is not None and not (whole and last and selection.evidence):
+                found = (left, head or None)
+        self._seam_heads[key] = found
+        return found
 
     def first_passage(self, index: int, selection: Selection) -> int | None:
         """What the first passage adds when the newest kept turn is a single user message: the current
@@ -227,4 +265,5 @@ class MergedUserTurns:
         block = evidence_block(self.request.evidence[index])
         if not _plain(block):
             return None
-        return self._around(left + EVIDENCE_PREAMBLE, block, QUESTION_PREFIX + head) - self._head(left, head)
+        return self._difference(("passage", left, block, head),
+                                left + EVIDENCE_PREAMBLE + block + QUESTION_PREFIX + head, left + head)
