@@ -239,25 +239,26 @@ class MergedUserTurns:
         n = len(self.turns)
         if low is None or low >= n or not question or not _plain(question):
             return None
-        left = None
-        for s in range(n - 1, low - 1, -1):  # the newest message of the run with text: the seam's left side
+        left, before = None, ""  # the run's text before the current message, back to its last cut
+        for s in range(n - 1, low - 1, -1):
             if len(self.turns[s]) != 1:
                 break  # the run starts after this turn
             text = self.turns[s][0].content or ""
-            if text:
-                if not _plain(text):
-                    return None
-                joined = text + JOIN
-                cut = last_cut(joined)
-                if cut is None:
-                    return None
-                left = joined[cut:]
+            if not text:
+                continue  # the normaliser skips an empty message
+            if not _plain(text) or len(before) > CUT_REACH:
+                return None
+            joined = text + JOIN
+            cut = last_cut(joined)  # no cut straddles into ``before``: the join ends in a newline
+            if cut is not None:
+                left = joined[cut:] + before
                 break
-        if left is None:  # the run's kept messages are empty: the system prompt is the left side
+            before = joined + before
+        if left is None:  # no cut in the run's kept messages: the system prompt's tail starts the stretch
             tail = self._system_tail(selection)
             if tail is None:
                 return None
-            left = tail
+            left = tail + before
         cut = first_cut(question)
         head = question[:cut] if cut is not None else question
         if cut is None and len(question) > 4 * CUT_REACH:
