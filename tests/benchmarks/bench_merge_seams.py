@@ -5,7 +5,8 @@
 Texts are read where they are from ../shared/realworld*/ (every string under a content/text/input/output
 key of the JSON and JSONL files there, in file order; nothing is copied). Consecutive texts become
 histories of single user messages (and, in a second pass, runs of two or three user messages before an
-answer); each request is assembled by the default and the reference at allowances that keep about a
+answer), with the next three texts as passages (history filled first, so the first passage meets the joined
+run); each request is assembled by the default and the reference at allowances that keep about a
 quarter, half and three quarters of its history. Printed: seams predicted from the text beside them,
 seams counted whole (no cut near the seam), results that fell back to the reference (a prediction a
 complete count disagreed with), and whether every result equals the reference.
@@ -99,8 +100,10 @@ def main(argv=None) -> int:
         predicted, whole = tally.predicted, tally.whole
         for start in range(0, len(texts) - args.turns - 2, args.turns):
             chunk = texts[start:start + args.turns + 2]
+            passages = [{"id": f"p{k}", "source": "real", "text": text, "score": 1.0}
+                        for k, text in enumerate(texts[start + args.turns + 2:start + args.turns + 5])]
             data = {"instructions": chunk[0], "current": chunk[1], "history": history(chunk[2:], runs),
-                    "max_new_tokens": 8, "margin": 0}
+                    "evidence": passages, "max_new_tokens": 8, "margin": 0}
             roomy = assemble(parse_request(dict(data, context_limit=10 ** 7)), counter, reference=True)
             for share in (0.25, 0.5, 0.75):
                 request = parse_request(dict(data, context_limit=8 + int(roomy.input_tokens * share)))
