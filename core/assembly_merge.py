@@ -171,8 +171,8 @@ class MergedUserTurns:
             system = self.request.instructions if selection.instructions else ""
             head = system + JOIN if system else ""
             cut = last_cut(head)
-            self._tails[selection.instructions] = (head[cut:] if cut is not None
-                                                   else head if len(head) <= CUT_REACH and _plain(head) else None)
+            tail = head[cut:] if cut is not None else head if len(head) <= CUT_REACH else None
+            self._tails[selection.instructions] = tail if tail is None or _plain(tail) else None
         return self._tails[selection.instructions]
 
     def _run_texts(self, low: int, selection: Selection):
