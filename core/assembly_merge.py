@@ -74,7 +74,13 @@ def first_cut(text: str, start: int = 1, reach: int = CUT_REACH) -> int | None:
 
 def last_cut(text: str, reach: int = CUT_REACH) -> int | None:
     """The last cut ``p`` of ``text`` with ``1 <= p <= len(text) - 1``."""
-    for p in range(len(text) - 1, max(len(text) - 1 - reach, 0), -1):
+    stop = max(len(text) - 1 - reach, 0)
+    if text.isascii():  # ASCII letters are exactly the characters ``isalpha`` says are letters
+        for p in range(len(text) - 1, stop, -1):
+            if text[p - 1].isalpha() and not text[p].isalpha():
+                return p
+        return None
+    for p in range(len(text) - 1, stop, -1):
         if _ends_letter(text[p]) and _letter(text[p - 1]):
             return p
     return None
@@ -135,6 +141,7 @@ class MergedUserTurns:
         self._tails: dict[bool, str | None] = {}
         self._kept: tuple = ((), None)
         self._seam_heads: dict[tuple, tuple | None] = {}
+        self._middles: dict[str, tuple] | None = None
 
     def _count(self, text: str) -> int:
         self.counted()
@@ -197,9 +204,41 @@ class MergedUserTurns:
         if seam is None:
             return None
         left, head = seam
-        if head is None:  # the run had no text: the turn's text is all of it
-            return self._difference(("turn", left, added), left + added, left)
-        return self._difference(("turn", left, added, head), left + added + JOIN + head, left + head)
+        right = "" if head is None else JOIN + head  # no head: the run had no text, the turn's is all of it
+        middle = self._middle(added)
+        if middle is None:
+            return self._difference(("turn", left, added, head), left + added + right, left + (head or ""))
+        a, b, inner = middle  # ``added`` splits at its first and last cut whatever stands either side
+        return self._short(left + added[:a]) + inner + self._short(added[b:] + right) - self._short(left + (head or ""))
+
+    def _short(self, text: str) -> int:
+        """Count of a short stretch beside a seam, remembered by its text."""
+        known = self.memo.get(("base", text))
+        if known is None:
+            if len(self.memo) >= 65536:
+                self.memo.clear()
+            known = self.memo[("base", text)] = self._count(text)
+        return known
+
+    def _middle(self, text: str) -> tuple[int, int, int] | None:
+        """The first and last cut of a single message's text and the count between them. Every such
+        message is tokenised in one pass on first use (one tight loop keeps the tokenizer's tables in
+        the CPU's caches; tokenising each at its attempt, between the assembly's own steps, cost twice
+        as much), remembered per counter by the text."""
+        if self._middles is None:
+            self._middles = {}
+            for turn in self.turns:
+                content = turn[0].content if len(turn) == 1 else None
+                if content and content not in self._middles and _plain(content):
+                    known = self.memo.get(("middle", content))
+                    if known is None:
+                        a = first_cut(content)
+                        b = last_cut(content) if a is not None else None
+                        known = (a, b, len(self.encode(content[a:b])) if a < b else 0) if b is not None else ()
+                        self.counted()
+                        self.memo[("middle", content)] = known
+                    self._middles[content] = known
+        return self._middles.get(text) or None
 
     def _seam(self, low: int, selection: Selection) -> tuple[str, str | None] | None:
         """The text either side of where a turn older than ``low`` joins its run: what precedes it from the
