@@ -18,9 +18,11 @@ end of a string alike; the pattern has no look-behind and no anchors. Hence the 
 pieces of ``T[:p]`` followed by those of ``T[p:]``, and ``count(T) = count(T[:p]) + count(T[p:])``.
 The cut depends on two characters only, so a cut inside the text both requests share splits both the
 same way, and the difference of two run texts is the difference of the stretches between the nearest
-shared cuts around the change: the joined message with a word or so either side of it. Each figure
-depends on those strings only, so it is remembered per counter (a replay at another allowance
-tokenises nothing again).
+shared cuts around the change: the joined message with a word or so either side of it. The message's
+own first and last cut split it the same way wherever it stands, so its text between them is tokenised
+once (every single message in one pass) and an attempt counts only the short stretches at its edges.
+These figures depend on their strings only, so they are remembered per counter (a replay at another
+allowance tokenises nothing again).
 
 It is used only for a ``mistral:`` counter whose tokenizer is a Tekkenizer with exactly this pattern
 and whose one-pass renderer (``core.counters.mistral_render``) is the instruct template it mirrors,
