@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from .assembly_merge import MergedUserTurns, merge_seams_for
 from .assembly_reference import Builder, PredictionMismatch
 from .contracts import ChatMessage, Request
 from .counting import TokenCounter
@@ -56,6 +57,7 @@ class FastBuilder(Builder):
         self._evidence_members = list(range(len(request.evidence)))
         self._shapes: tuple[list, dict] | None = None
         self.blocks = EvidenceBlocks(request)  # o15: each passage's block built once (text count and final render)
+        self._merged: MergedUserTurns | None | bool = False  # False: not yet asked
 
     def probe(self, selection: Selection) -> int:
         before = self.counter.full_counts
@@ -236,14 +238,36 @@ class FastBuilder(Builder):
 
     def _open_ended(self, t: int) -> bool:
         """A turn that ends with a user message merges into the next user message where the template
-        joins them (Mistral), so what it adds depends on its neighbour: count it whole."""
+        joins them (Mistral), so what it adds depends on its neighbour: predicted from the text near the
+        seam (``core.assembly_merge``) where that is proven, else counted whole."""
         return self.turns[t][-1].role == "user" and self._user_turns_merge()
+
+    def _seams(self) -> MergedUserTurns | None:
+        if self._merged is False:
+            encode = merge_seams_for(self.counter)
+            self._merged = None if encode is None else MergedUserTurns(self.request, self.counter, encode,
+                                                                       self._seam_counted)
+        return self._merged
+
+    def _seam_counted(self) -> None:
+        self.probe_counts += 1
+
+    def _merged_marginal(self, section: str, index: int, candidate: Callable[[], Selection]) -> int:
+        seams = self._seams()
+        value = None
+        if seams is not None:
+            try:
+                value = seams.turn(index, self.selection) if section == "history" else \
+                    seams.first_passage(index, self.selection)
+            except Exception:  # noqa: BLE001 - a text the shortcut did not foresee: count it whole
+                value = None
+        return self.count(candidate()) - self.tokens if value is None else value
 
     def _marginal(self, section: str, index: int, candidate: Callable[[], Selection]) -> int:
         if section == "evidence":
             if not self.selection.evidence:  # the first passage also brings the preamble
                 if self.selection.turns and self._open_ended(max(self.selection.turns)):
-                    return self.count(candidate()) - self.tokens
+                    return self._merged_marginal(section, index, candidate)
                 first = self._first_passage_constant(index)
                 if first is not None:
                     return self._text_tokens(section, index) + first
@@ -255,7 +279,7 @@ class FastBuilder(Builder):
                 return self.delta(self._probe(section, neighbour), self._probe(section, neighbour + (index,)))
             return self._text_tokens(section, index) + constant
         if self._open_ended(index):
-            return self.count(candidate()) - self.tokens
+            return self._merged_marginal(section, index, candidate)
         if not self.selection.turns:
             return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
         shape_of, members = self.shapes()
