@@ -110,7 +110,18 @@ class ContextAssembler:
                 counts_class = PlanCounts  # a layout the item model does not cover: count it whole
             counts = counts_class(self.counter, states, tools, render)
             runs.append(counts)
-            result = self._assemble(states, counts, list(tools), budget, cancel)
+            try:
+                result = self._assemble(states, counts, list(tools), budget, cancel)
+            except (AssemblyCancelled, PredictionMismatch):
+                raise
+            except Exception:
+                try:  # an error that rests on a predicted total is raised only once that total is checked
+                    counts.settle()
+                except PredictionMismatch:
+                    raise
+                except Exception:  # the committed prompt does not count: the error stands as it is
+                    pass
+                raise
             finished.append(states)
             return result
 

@@ -275,9 +275,18 @@ class ChainCosts:
         return [m for source in self.sources.get(name, ()) for m in self.current[source]]
 
     def _text(self, message: Any) -> str | None:
-        """A committed message's text as rendered (with its evidence blocks, if it carries them)."""
+        """A committed message's text as rendered (with its evidence blocks, if it carries them); kept
+        until the next commit (what carries the blocks can only change there)."""
         if message is None:
             return None
+        hit = self._text_memo.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        text = self._rendered_text(message)
+        self._text_memo[id(message)] = (message, text)
+        return text
+
+    def _rendered_text(self, message: Any) -> str:
         for target in self.sources:
             if next((m for m in self.current[target] if m.role == "user"), None) is message:
                 blocks = self._blocks(target)

@@ -138,6 +138,9 @@ class PlanCounts:
     def commit(self, name: str, entries: Sequence[Any]) -> None:
         self.current[name] = list(entries)
 
+    def settle(self) -> None:
+        """Before an error is raised: every count so far was complete, so there is nothing to check."""
+
     final_ids: list[int] | None = None  # the emitted prompt's token ids (its text decodes from them)
 
     def final_total(self) -> int:

@@ -29,6 +29,8 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         self._steps: dict[tuple, tuple] = {}  # a chain step's constant, by the objects around it
         self._block_keep: list[Any] = []  # messages whose ids key _block_ids stay alive
         self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
+        self._text_memo: dict[int, tuple[Any, str]] = {}  # a committed message's rendered text, until a commit
+        self._host_ok: dict[int, tuple[Any, bool]] = {}
         self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
         self._walk_end: tuple | None = None
         self._epoch = 0  # bumped whenever a constant turns out unstable: walked costs are then not reused
@@ -49,16 +51,32 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         return self.running
 
     def running_total(self) -> int:
-        """Exact: a section's limit is worked out from it, and a limit off by a token would decide
-        differently from the reference while every count near it agreed with itself."""
+        """The committed sections' count, as predicted. A section's limit is worked out from it, and a
+        limit off by a token would decide differently from the reference while every count near it
+        agreed with itself; it is checked by the next complete count of the committed prompt (a count
+        near an allowance, a commit the item model does not cover, ``settle`` before an error is
+        raised) and, at the latest, by the emitted prompt's count, which holds it plus what the
+        later commits added."""
         assert self.running is not None
-        if not self._running_checked:
-            exact = self.total()
-            if exact != self.running:
-                raise PredictionMismatch(f"the committed sections count {exact} tokens, the item costs predicted "
-                                         f"{self.running}")
-            self._running_checked = True
         return self.running
+
+    def settle(self) -> None:
+        """Check the running total with a complete count if nothing has yet (an error about to be raised
+        may rest on a limit worked out from it)."""
+        if not self._running_checked:
+            self._check_running(PlanCounts.total(self))
+
+    def _check_running(self, exact: int) -> None:
+        if exact != self.running:
+            raise PredictionMismatch(f"the committed sections count {exact} tokens, the item costs predicted "
+                                     f"{self.running}")
+        self._running_checked = True
+
+    def whole_cost(self, name: str, entries: Sequence[Any]) -> int:
+        without = self.total({name: []})
+        if not self._running_checked and not self.current[name]:
+            self._check_running(without)  # that count is the committed prompt's
+        return self.total({name: list(entries)}) - without
 
     def pins_cost(self, name: str) -> int:
         return self.whole_cost(name, self.current[name]) if self.current[name] else 0
@@ -66,7 +84,9 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
     def commit(self, name: str, entries: Sequence[Any]) -> None:
         entries = list(entries)
         old, new = self._gain(name, self.current[name]), self._gain(name, entries)
+        self._text_memo.clear()  # what carries evidence blocks may change
         if old is None or new is None:  # a section the model does not cover: count the whole prompt
+            self.settle()  # (the count below would hide an error in the prediction so far)
             super().commit(name, entries)
             self.running = self.total()
             self._running_checked = True

@@ -90,11 +90,13 @@ class PassageCosts:
             costs.append(cost)
         return costs
 
-    @staticmethod
-    def _passage_host_ok(host: Any) -> bool:
+    def _passage_host_ok(self, host: Any) -> bool:
         """Blocks placed into it leave the ends of its text as they were (so its constant holds)."""
-        return _plain(host) and _seam_start(host.content) == _seam_start(user_content(host.content,
-                                                                                      [passage(host)]))
+        hit = self._host_ok.get(id(host))
+        if hit is None or hit[0] is not host:
+            ok = _plain(host) and _seam_start(host.content) == _seam_start(user_content(host.content, [passage(host)]))
+            hit = self._host_ok[id(host)] = (host, ok)
+        return hit[1]
 
     def _passages(self, question: str, messages: list[Any]) -> int | None:
         """Tokens the evidence blocks of ``messages`` add to a user message whose text is ``question``."""
