@@ -144,16 +144,20 @@ class PlanCounts:
     final_ids: list[int] | None = None  # the emitted prompt's token ids (its text decodes from them)
 
     def final_total(self) -> int:
-        """The emitted prompt, tokenised once more (never from a cache)."""
+        """The emitted prompt, tokenised whole: by the count just before (a check of the last section's
+        allowance counts this very prompt) or once more (never from the count cache)."""
         messages = self._render(self.states, self.current)
         if not messages:
             return self.total(exact=True)
         before = self.counter.full_counts
-        try:
-            ids = self.counter.token_ids(messages, self.tools)
-        except CounterError as exc:
-            raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
-        self.full_counts += 1 + self.counter.full_counts - before
+        ids = self.counter.last_token_ids(self.counter.request_key(messages, self.tools))
+        if ids is None:
+            try:
+                ids = self.counter.token_ids(messages, self.tools)
+            except CounterError as exc:
+                raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
+            self.full_counts += 1
+        self.full_counts += self.counter.full_counts - before
         self.final_ids = ids
         return len(ids)
 

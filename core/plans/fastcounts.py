@@ -31,6 +31,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
         self._text_memo: dict[int, tuple[Any, str]] = {}  # a committed message's rendered text, until a commit
         self._host_ok: dict[int, tuple[Any, bool]] = {}
+        self._ctx_memo: dict[str, tuple] = {}  # a section's chain context, until a commit
         self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
         self._walk_end: tuple | None = None
         self._epoch = 0  # bumped whenever a constant turns out unstable: walked costs are then not reused
@@ -85,6 +86,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         entries = list(entries)
         old, new = self._gain(name, self.current[name]), self._gain(name, entries)
         self._text_memo.clear()  # what carries evidence blocks may change
+        self._ctx_memo.clear()  # and the prompt around every section
         if old is None or new is None:  # a section the model does not cover: count the whole prompt
             self.settle()  # (the count below would hide an error in the prediction so far)
             super().commit(name, entries)

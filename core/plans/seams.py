@@ -126,12 +126,14 @@ def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> b
     """Whether the tool definitions add the same tokens whatever the conversation after the system
     messages looks like (a first message of either role, texts starting with a letter or not): then
     probes without them measure what the prompt with them does. Asked once per counter, tools and
-    system messages."""
+    system messages, with the first and the last tool only: the list's ends are what meets the rest of
+    the prompt (a template writes the tools in between one after another, whatever the conversation)."""
     memo = counter.__dict__.setdefault("_tools_apart", {})  # on the counter: an id could be reused by another
     key = json.dumps([[t.model_dump(mode="json") for t in tools], [m.content for m in systems]])
     known = memo.get(key)
     if known is not None:
         return known
+    ends = tools if len(tools) <= 2 else (tools[0], tools[-1])
     shapes = [[("user", "Where is it?")], [("user", "(see below) where")], [("assistant", "Hello."), ("user", "Ok.")],
               [("user", "a"), ("assistant", "b"), ("user", "c")], [("user", "a"), ("user", "b")]]
     call = ToolCall(id="probecall", name=tools[0].name, arguments={})
@@ -144,7 +146,7 @@ def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> b
         for shape in shapes:
             messages = list(systems) + [m if isinstance(m, ChatMessage) else ChatMessage(role=m[0], content=m[1])
                                         for m in shape]
-            added.add(counter.count(messages, list(tools)) - counter.count(messages, []))
+            added.add(counter.count(messages, list(ends)) - counter.count(messages, []))
     except CounterError:
         added = {None, 0}
     apart = len(added) == 1
