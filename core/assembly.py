@@ -118,9 +118,8 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
             kept_evidence, dropped_evidence = _fill_evidence(b, budget)
 
     # The complete request is tokenised once more, uncached, and must equal the running count.
-    final = render(request, b.selection)
-    final_ids = counter.token_ids(final.messages, final.tools)
-    input_tokens = len(final_ids)
+    final = render(request, b.selection, getattr(b, "blocks", None))
+    input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids only where they spare a render
     b.full_counts += 1
     if input_tokens != b.tokens:
         if isinstance(b, FastBuilder):

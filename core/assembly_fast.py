@@ -17,7 +17,7 @@ from typing import Callable
 from .assembly_reference import Builder, PredictionMismatch
 from .contracts import ChatMessage, Request
 from .counting import TokenCounter
-from .render import Selection, evidence_block
+from .render import EvidenceBlocks, Selection
 from .result import TraceEntry
 
 # A prediction this close to the allowance is checked by a complete count before it decides.
@@ -55,6 +55,7 @@ class FastBuilder(Builder):
         self.turns = request.history_turns()
         self._evidence_members = list(range(len(request.evidence)))
         self._shapes: tuple[list, dict] | None = None
+        self.blocks = EvidenceBlocks(request)  # o15: each passage's block built once (text count and final render)
 
     def probe(self, selection: Selection) -> int:
         before = self.counter.full_counts
@@ -226,7 +227,7 @@ class FastBuilder(Builder):
         known = self._text_memo.get(key)
         if known is None:  # an item's rendering is built (and looked up in the counter's cache) once
             if section == "evidence":
-                known = self.counter.text_count(evidence_block(self.request.evidence[index]))
+                known = self.counter.text_count(self.blocks(index))
             else:
                 known = sum(self.counter.text_count(self._form(m.role, m.content or "") or "")
                             for m in self.turns[index])

@@ -43,7 +43,7 @@ class Neutralised:
 def neutralise_text(text: str, counter: TokenCounter) -> tuple[str, list[str]]:
     """``text`` with every spelling the counter would read as a control token broken, and those spellings."""
     spellings = counter.untrusted_spellings()
-    if not spellings:
+    if not spellings or counter.text_is_never_control():
         return text, []
     if not counter.holds_untrusted_spelling(text):
         return text, []  # one scan of the text: most hold no spelling, and are not tokenised to learn it
@@ -85,7 +85,7 @@ def _escaped_reads_as_control(text: str, counter: TokenCounter) -> bool:
 def neutralise_request(request: Request, counter: TokenCounter) -> tuple[Request, list[Neutralised]]:
     """The request with its evidence passages and tool results neutralised (the same object when
     nothing needed it) and what was changed."""
-    if not counter.untrusted_spellings():
+    if not counter.untrusted_spellings() or counter.text_is_never_control():
         return request, []
     changed: list[Neutralised] = []
     evidence = []
@@ -118,7 +118,7 @@ def neutralise_request(request: Request, counter: TokenCounter) -> tuple[Request
 def neutralise_sections(sections, counter: TokenCounter):
     """A plan's sections with their tool messages neutralised (plans carry tool results as messages), and
     what was changed; ``sections`` itself when nothing needed it."""
-    if not counter.untrusted_spellings():
+    if not counter.untrusted_spellings() or counter.text_is_never_control():
         return sections, []
     changed: list[Neutralised] = []
     out = {}

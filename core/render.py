@@ -39,11 +39,29 @@ def evidence_block(passage: Evidence) -> str:
             f"{escape(passage.text)}\n</evidence>\n")
 
 
-def user_content(question: str, passages: list[Evidence]) -> str:
-    """The current user message: the evidence blocks (if any) then the question."""
+def user_content(question: str, passages: list[Evidence], blocks: list[str] | None = None) -> str:
+    """The current user message: the evidence blocks (if any) then the question. ``blocks``, where given,
+    are the passages' ``evidence_block``s already built."""
     if not passages:
         return question
-    return EVIDENCE_PREAMBLE + "".join(evidence_block(p) for p in passages) + QUESTION_PREFIX + question
+    if blocks is None:
+        blocks = [evidence_block(p) for p in passages]
+    return EVIDENCE_PREAMBLE + "".join(blocks) + QUESTION_PREFIX + question
+
+
+class EvidenceBlocks:
+    """``evidence_block`` of each passage of one request by index, built once (an assembly renders a passage
+    for its text count, its probes and the final request; the same string object serves them all)."""
+
+    def __init__(self, request: Request) -> None:
+        self.evidence = request.evidence
+        self._made: dict[int, str] = {}
+
+    def __call__(self, index: int) -> str:
+        block = self._made.get(index)
+        if block is None:
+            block = self._made[index] = evidence_block(self.evidence[index])
+        return block
 
 
 @dataclass(frozen=True)
@@ -70,10 +88,9 @@ class Selection:
         return cached
 
     def add(self, **changes) -> "Selection":
-        values = {k: getattr(self, k) for k in ("instructions", "tools", "question", "exchanges", "turns", "evidence")}
-        for key, value in changes.items():
-            values[key] = value
-        return Selection(**values)
+        get = changes.get
+        return Selection(get("instructions", self.instructions), get("tools", self.tools), get("question", self.question),
+                         get("exchanges", self.exchanges), get("turns", self.turns), get("evidence", self.evidence))
 
 
 @dataclass
@@ -84,8 +101,9 @@ class Rendered:
     origins: list[tuple[str, str]] = field(default_factory=list)
 
 
-def render(request: Request, selection: Selection) -> Rendered:
-    """Build the chat messages and tool list for ``selection`` of ``request``."""
+def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None = None) -> Rendered:
+    """Build the chat messages and tool list for ``selection`` of ``request`` (``blocks``: its passages'
+    blocks, where already built)."""
     messages: list[ChatMessage] = []
     origins: list[tuple[str, str]] = []
     if request.instructions:  # no instructions, no system message
@@ -100,7 +118,8 @@ def render(request: Request, selection: Selection) -> Rendered:
             origins.append(("history", turn_ids[t]))
     passages = [request.evidence[i] for i in selection.evidence]
     question = request.current if selection.question else ""
-    messages.append(ChatMessage(role="user", content=user_content(question, passages)))
+    built = [blocks(i) for i in selection.evidence] if blocks is not None and blocks.evidence is request.evidence else None
+    messages.append(ChatMessage(role="user", content=user_content(question, passages, built)))
     origins.append(("current", "question"))
     for x in sorted(selection.exchanges):
         exchange = request.tool_exchanges[x]

@@ -30,6 +30,14 @@ def ours(counter, messages, tools):
         return exc.template_message
 
 
+def whole(counter, messages, tools):
+    """The assembly's final count (``count_whole``: no id list where the one pass answers), or the refusal."""
+    try:
+        return counter.count_whole(messages, tools)[0]
+    except TemplateRefused as exc:
+        return exc.template_message
+
+
 def one_pass(counter, messages, tools):
     """The one-pass renderer's own answer, or ``None`` where it leaves the request to mistral-common."""
     from core.counters.mistral_render import Unsure
@@ -46,6 +54,11 @@ def assert_same(counter, messages, tools=()):
     messages, tools = list(messages), list(tools)
     expected = stock(counter, messages, tools)
     assert ours(counter, messages, tools) == expected
+    assert whole(counter, messages, tools) == (len(expected) if isinstance(expected, list) else expected)
+    if isinstance(expected, list):  # the final count's text (mark_not_rendered) is the ids' decode
+        assert counter.render_text(messages, tools) == counter.text_of_ids(expected)
+        if tools:
+            assert counter._tools_json(tools) == counter._tools_json_whole(tools)
     answered = one_pass(counter, messages, tools)
     if answered is not None:
         assert answered == expected
@@ -113,6 +126,22 @@ def test_the_refusals_of_mistral_common_are_its_own(counter, messages):
     refusal = stock(counter, messages, [])
     assert isinstance(refusal, str), "mistral-common refuses this request"
     assert ours(counter, messages, []) == refusal
+
+
+def test_tools_checked_one_by_one_refuse_as_the_whole_set_would():
+    """Each tool is checked once per counter (mistral-common's check is tool by tool): a set holding a bad tool
+    is refused in mistral-common's words (its first bad tool's), after and before its good tools passed."""
+    made = make_counter("mistral:tekken_240911")
+    good = ToolDefinition(name="search", parameters={"type": "object", "properties": {"q": {"type": "string"}}})
+    bad = ToolDefinition(name="fetch", parameters={"type": "object", "properties": {"u": {"type": "nonsense"}}})
+    worse = ToolDefinition(name="find", parameters={"type": "object", "required": "q"})
+    messages = [ChatMessage(role="user", content="a")]
+    for tools in ([good], [good, bad], [bad, worse], [worse, bad], [good, worse], [good]):
+        expected = stock(made, messages, tools)
+        assert ours(made, messages, tools) == expected
+        assert whole(made, messages, tools) == (len(expected) if isinstance(expected, list) else expected)
+    assert isinstance(stock(made, messages, [bad, worse]), str) and stock(made, messages, [bad, worse]) != stock(
+        made, messages, [worse, bad]), "each order is refused for its first bad tool"
 
 
 def test_a_tool_schema_mistral_common_refuses_is_refused_in_its_words():

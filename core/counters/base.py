@@ -77,6 +77,13 @@ class TokenCounter(ABC):
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """The request as text, control tokens written out, as the model sees it."""
 
+    def count_whole(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
+                    ) -> tuple[int, list[int] | None]:
+        """One complete tokenisation of the request, uncached: ``len(token_ids(...))``, and the ids where
+        ``text_of_ids`` can use them (``None`` otherwise: a counter may count without keeping them)."""
+        ids = self.token_ids(messages, tools)
+        return len(ids), (ids if type(self).text_of_ids is not TokenCounter.text_of_ids else None)
+
     def text_of_ids(self, ids: Sequence[int]) -> str | None:
         """``render_text`` of a request from the ids ``token_ids`` gave for it, where this counter turns ids
         back into exactly that text (so a caller holding the ids need not render again); else ``None``."""
@@ -108,6 +115,11 @@ class TokenCounter(ABC):
         if scan is None:
             scan = scans[key] = SpellingScan(spellings())
         return scan
+
+    def text_is_never_control(self) -> bool:
+        """Whether this tokenizer reads no text at all as a control or marker token (``reads_as_control`` is
+        False for every text): then untrusted text needs no neutralising, and is not scanned to learn that."""
+        return False
 
     def reads_as_control(self, text: str) -> bool:
         """Whether this tokenizer reads any part of ``text`` (on its own) as a control or marker token."""
@@ -165,7 +177,7 @@ class TokenCounter(ABC):
     def last_token_ids(self, key: str) -> list[int] | None:
         """The ids of the last request ``count`` tokenised, if its key is ``key`` (an audit recounts a request
         and then renders it: one tokenisation serves both)."""
-        last = self.__dict__.get("_last_ids")
+        last = self.__dict__.get("_last_ids")  # None where the count kept no ids (``count_whole``)
         return last[1] if last is not None and last[0] == key else None
 
     def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
@@ -174,9 +186,8 @@ class TokenCounter(ABC):
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        ids = self.token_ids(messages, tools)
-        self._last_ids = (key, ids)
-        value = len(ids)
+        value, ids = self.count_whole(messages, tools)
+        self._last_ids = (key, ids) if ids is not None else None
         self.full_counts += 1
         self._cache[key] = value
         if len(self._cache) > self.cache_size:

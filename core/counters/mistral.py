@@ -155,7 +155,7 @@ class MistralCounter(TokenCounter):
             else:
                 instruct.decode = lambda tokens, special_token_policy=None: ""
                 validator = copy.copy(validator)
-                validator._validate_tools = _memoised_tool_check(validator._validate_tools)
+                validator._validate_tools = _memoised_tool_check(validator._validate_tools, self._checks_each_tool())
                 self._fast = (validator, normaliser, instruct)
         return self._fast
 
@@ -170,7 +170,33 @@ class MistralCounter(TokenCounter):
         return self._fast_render
 
     def _tools_json(self, tools: Sequence[ToolDefinition]) -> str:
-        """The tool list as mistral-common writes it into the last user turn, after its own schema checks."""
+        """The tool list as mistral-common writes it into the last user turn, after its own schema checks.
+        mistral-common checks each tool on its own (``_validate_tools`` loops over ``_validate_function``) and
+        writes the list with ``json.dumps``, whose items are each one's own dump joined by ", ": so each tool is
+        checked and written once per counter, however many subsets of the tools the probes render."""
+        if not self._checks_each_tool():
+            return self._tools_json_whole(tools)
+        pieces = []
+        for tool in tools:
+            known = self._tool_text.get(id(tool))
+            if known is None or known[0] is not tool:  # the object is held: its id is not reused
+                known = self._tool_text[id(tool)] = (tool, self._tools_json_whole([tool])[1:-1])
+            pieces.append(known[1])
+        return "[" + ", ".join(pieces) + "]"
+
+    def _checks_each_tool(self) -> bool:
+        """Whether mistral-common's tool check is its base class's loop over the tools, one at a time (no check
+        across tools, such as of duplicate names, that a tool-by-tool check would miss)."""
+        if not hasattr(self, "_each_tool"):
+            from mistral_common.protocol.instruct.validator import MistralRequestValidator
+
+            validator = getattr(self._tokenizer, "_chat_completion_request_validator", None)
+            self._each_tool = (validator is not None and type(validator)._validate_tools
+                               is MistralRequestValidator._validate_tools)
+            self._tool_text: dict[int, tuple[ToolDefinition, str]] = {}
+        return self._each_tool
+
+    def _tools_json_whole(self, tools: Sequence[ToolDefinition]) -> str:
         key = json.dumps([t.model_dump() for t in tools], sort_keys=True, ensure_ascii=False)
         text = self._tools_text.get(key)
         if text is None:
@@ -190,6 +216,18 @@ class MistralCounter(TokenCounter):
             except Exception:  # not sure of it (or mistral-common refuses it): mistral-common's own path says
                 pass
         return self._stock_ids(messages, tools)
+
+    def count_whole(self, messages, tools) -> tuple[int, list[int] | None]:
+        """The one pass's count without building the id list (``render_text`` writes the text without them),
+        else mistral-common's ids, which ``text_of_ids`` decodes."""
+        renderer = self._renderer()
+        if renderer is not None:
+            try:
+                return renderer.count(messages, tools), None
+            except Exception:  # not sure of it (or mistral-common refuses it): mistral-common's own path says
+                pass
+        ids = self._stock_ids(messages, tools)
+        return len(ids), ids
 
     def variant_counts(self, messages, tools, total):
         from .mistral_variants import variants
@@ -259,14 +297,19 @@ class MistralCounter(TokenCounter):
     def control_token_ids(self) -> set[int]:
         return set(range(self._num_special))
 
+    def text_is_never_control(self) -> bool:
+        """Tekken offsets every id of its text encoding past the control tokens: text never is one."""
+        raw = self._tokenizer.instruct_tokenizer.tokenizer
+        model = getattr(raw, "_model", None)
+        return (type(raw).__name__ == "Tekkenizer" and model is not None and hasattr(model, "encode_ordinary")
+                and not getattr(model, "_special_tokens", None))
+
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
         if not self.spelling_scan(lambda: self._specials, "control").any_in(text):
             return []  # no spelling in it: no span to report, and no need to tokenise it to learn that
+        if self.text_is_never_control():
+            return []
         raw = self._tokenizer.instruct_tokenizer.tokenizer
-        model = getattr(raw, "_model", None)
-        if (type(raw).__name__ == "Tekkenizer" and model is not None and hasattr(model, "encode_ordinary")
-                and not getattr(model, "_special_tokens", None)):
-            return []  # tekken offsets every id of its text encoding past the control tokens: text never is one
         ids = raw.encode(text, bos=False, eos=False)
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text
@@ -282,13 +325,22 @@ def _load_tokenizer(path: str, mtime_ns: int, size: int):
     return MistralTokenizer.from_file(path)
 
 
-def _memoised_tool_check(check):
+def _memoised_tool_check(check, each_tool: bool = False):
     """mistral-common checks every tool's JSON schema on every encode; a tool set passes or fails
-    the same way each time, so remember the sets that passed (failures are raised every time)."""
+    the same way each time, so remember the sets that passed (failures are raised every time). Where its
+    check is tool by tool (``each_tool``), remember each tool that passed: the tools are checked in order
+    and the first failing one raises, as the whole set's check would."""
     passed: set[str] = set()
 
+    def key_of(tools):
+        return json.dumps([t.model_dump(mode="json") for t in tools], sort_keys=True) if tools else ""
+
     def cached(tools):
-        key = json.dumps([t.model_dump(mode="json") for t in tools], sort_keys=True) if tools else ""
+        if each_tool and len(tools) > 1:
+            for tool in tools:
+                cached([tool])
+            return None
+        key = key_of(tools)
         if key in passed:
             return None
         outcome = check(tools)

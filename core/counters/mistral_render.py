@@ -30,6 +30,31 @@ _FOLLOWS = {"system": {"user", "assistant", "system"}, "user": {"assistant", "sy
             "assistant": {"assistant", "user", "tool"}, "tool": {"assistant", "tool", "user"}}
 
 
+# tekken's pre-tokenising pattern (the bundled files' ``pattern``): BPE runs within each match it finds.
+TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"
+                  r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|"
+                  r"\s+(?!\S)|\s+")
+SLICE = 1 << 12  # characters: a span longer than this is counted a slice at a time
+_CUT = ">\n<"
+_SURROGATE = re.compile("[\ud800-\udfff]")  # the only code points UTF-8 cannot encode
+
+
+def _slices(text: str):
+    r"""``text`` in slices of at least ``SLICE`` characters, each cut after a ``>\n`` that a ``<`` follows (the seam
+    between two evidence blocks). Under ``TEKKEN_PATTERN`` a match ends there, in the whole text and in the slice
+    before it alike: no alternative takes a newline and then a character that is neither space nor ``\r\n/``; the
+    ``>`` before it is taken by `` ?[^\s\p{L}\p{N}]+[\r\n/]*`` with its newline whatever follows; and the pattern
+    looks behind nothing, so the slice after it is matched as the whole text is from there."""
+    start = 0
+    while len(text) - start > SLICE:
+        cut = text.find(_CUT, start + SLICE)
+        if cut < 0:
+            break
+        yield text[start:cut + 2]
+        start = cut + 2
+    yield text[start:]
+
+
 class Unsure(Exception):
     """This path cannot vouch for the request: run mistral-common's own."""
 
@@ -63,7 +88,8 @@ class V3Tekken:
                  tools_json: Callable[[Sequence[ToolDefinition]], str]) -> None:
         self._encode = raw._model.encode_ordinary  # no special tokens registered: the ids of ``encode``
         self._decode = raw._model.decode
-        self._control_text = {i: raw.id_to_piece(i) for i in range(raw.num_special_tokens)}
+        self._control_text: dict[int, str] = {}  # a control id's spelling, looked up when first written
+        self._id_to_piece = raw.id_to_piece
         self._offset = partial(add, raw.num_special_tokens)
         self.bos, self.eos = raw.bos_id, raw.eos_id
         self.inst, self.end_inst = instruct.BEGIN_INST, instruct.END_INST
@@ -72,6 +98,7 @@ class V3Tekken:
         self.calls = instruct.TOOL_CALLS
         self._map_id = map_id
         self._tools_json = tools_json
+        self._sliceable = raw._model._pat_str == TEKKEN_PATTERN
 
     def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
         out: list[int] = []
@@ -83,19 +110,34 @@ class V3Tekken:
                 out.extend(map(offset, encode(piece)))
         return out
 
+    def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
+        """``len(token_ids(...))``: every span encoded as ``token_ids`` encodes it, without offsetting or keeping ids.
+        A long span is encoded in slices cut where tekken's pre-tokeniser always cuts (``_slices``), so no id list
+        of a whole long request is ever held: the same ids, a slice at a time."""
+        encode, total = self._encode, 0
+        for piece in self._pieces(messages, tools):
+            if piece.__class__ is int:
+                total += 1
+            elif len(piece) <= SLICE or not self._sliceable:
+                total += len(encode(piece))
+            else:
+                total += sum(len(encode(part)) for part in _slices(piece))
+        return total
+
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
         to its own text (byte-level BPE is lossless on UTF-8; text tiktoken had to repair goes through it)."""
         out = []
         for piece in self._pieces(messages, tools):
             if piece.__class__ is int:
-                out.append(self._control_text[piece])
+                text = self._control_text.get(piece)
+                if text is None:
+                    text = self._control_text[piece] = self._id_to_piece(piece)
+                out.append(text)
+            elif piece.isascii() or _SURROGATE.search(piece) is None:  # UTF-8 encodes it: no copy made to learn that
+                out.append(piece)
             else:
-                try:
-                    piece.encode("utf-8")
-                    out.append(piece)
-                except UnicodeEncodeError:
-                    out.append(self._decode(self._encode(piece)))
+                out.append(self._decode(self._encode(piece)))
         return "".join(out)
 
     def _pieces(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int | str]:
