@@ -14,7 +14,7 @@ from ..errors import AssemblyCancelled, CapabilityError, ContextBudgetError
 from ..neutralise import mark_result, neutralise_sections
 from ..result import NOT_SENT, AssemblyResult, TraceEntry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
-from .fastcounts import FastPlanCounts
+from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
 from .strategies import (ByScore, CompactionOutcome, CompactionStrategy, DropOldest, NewestTurns, PinAndFold,
                          SummariseSpan)
@@ -108,6 +108,10 @@ class ContextAssembler:
                               for m in st.entries]
             if counts_class is FastPlanCounts and (merge or not FastPlanCounts.covers(self.counter, states, tools)):
                 counts_class = PlanCounts  # a layout the item model does not cover: count it whole
+            if counts_class is FastPlanCounts:
+                repeated = repeated_text(self.counter, states)
+                if repeated:  # what one entry adds depends on another: count it whole, and say so
+                    counts_class, notes[:] = PlanCounts, [f"assembled with the reference method: {repeated}"]
             counts = counts_class(self.counter, states, tools, render)
             runs.append(counts)
             try:
@@ -125,12 +129,15 @@ class ContextAssembler:
             finished.append(states)
             return result
 
+        notes: list[str] = []
         try:
             if reference:
                 result = run(PlanCounts)
             else:
                 try:
                     result = run(FastPlanCounts)
+                    if notes:
+                        result.counting_note = notes[0]
                 except PredictionMismatch as exc:
                     forget_constants(self.counter)
                     result = run(PlanCounts)
@@ -294,7 +301,8 @@ class ContextAssembler:
                                       "replaces": list(summary.replaces), "text": (m.content or "")[len(SUMMARY_PREFIX):]})
                 trace.append(entry)
             kept_ids = {m.id for m in outcome.entries}
-            out = [(m, counts.alone_cost(name, m)) for m in st.entries if m.id not in kept_ids]
+            dropped = [m for m in st.entries if m.id not in kept_ids]
+            out = list(zip(dropped, counts.alone_costs(name, dropped)))
             why = _compaction_reason(st, out, costs, outcome)
             for m, alone in out:
                 if m.id in summarised:

@@ -7,11 +7,39 @@ from typing import Any, Sequence
 from ..contracts import ChatMessage, Evidence, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import CounterError
-from ..render import user_content
+from ..render import EVIDENCE_PREAMBLE, user_content
 from .chains import ChainCosts
 from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
 from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
+
+
+_ID_FIELDS = frozenset({"tool_calls", "tool_call_id", "id"})
+
+
+def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
+    """Why item costs cannot be trusted for this plan: the counter's chat template compares messages by value
+    (``compared_message_fields``; Mistral Nemo's writes the tool list beside every user message equal to the
+    last one) and two of the plan's messages hold the same text, or one holds what a message carrying evidence
+    blocks does, so what one entry adds depends on another. ``None`` otherwise. A counter that cannot say
+    (one without ``compared_message_fields``) is taken to compare texts if it runs a Jinja template."""
+    ask = getattr(counter, "compared_message_fields", None)
+    compared = ask() if callable(ask) else (frozenset({"message"}) if counter.identity.kind == "transformers"
+                                            else frozenset())
+    if compared <= _ID_FIELDS:
+        return None
+    seen: set[str] = set()
+    for st in states:
+        if st.plan.into is not None:  # passages are written into a message, never messages of their own
+            continue
+        for m in st.entries:
+            if m.content:
+                if m.content in seen:
+                    return "two messages have the same text, which this chat template compares by value"
+                if m.content.startswith(EVIDENCE_PREAMBLE):
+                    return "a message reads as one carrying evidence, which this chat template compares by value"
+                seen.add(m.content)
+    return None
 
 
 class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
@@ -149,6 +177,24 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
     def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
         costs = self._chain(name, list(entries))
         return costs if costs is not None else self._local_costs(name, list(entries))
+
+    def alone_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
+        """Each entry on its own in the final prompt's section: the walk of a one-entry list, its context
+        and (for passages) its host's placement worked out once for them all."""
+        if not entries:
+            return []
+        if name in self.into:
+            placed = self._placed(name)
+            costs = [self._passage_chain(name, [m], placed) for m in entries]
+            return [c[0] if c is not None else self._local_costs(name, [m])[0] for c, m in zip(costs, entries)]
+        ctx = self._chain_context(name)
+        if ctx[2]:
+            return [self.alone_cost(name, m) for m in entries]
+        out = []
+        for m in entries:
+            costs = self._walk(ctx, [m], 0, ctx[-1], None)[0]
+            out.append(costs[0] if costs is not None else self._local_costs(name, [m])[0])
+        return out
 
     def alone_cost(self, name: str, entry: Any) -> int:
         costs = self._chain(name, [entry])
