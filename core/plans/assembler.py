@@ -16,6 +16,7 @@ from ..result import NOT_SENT, AssemblyResult, TraceEntry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
 from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
+from .seams import passage
 from .strategies import (ByScore, CompactionOutcome, CompactionStrategy, DropOldest, NewestTurns, PinAndFold,
                          SummariseSpan)
 from .summaries import SummaryStore
@@ -227,9 +228,7 @@ class ContextAssembler:
         passages: dict[str, list[Evidence]] = {}
         for st in states:
             if st.plan.into is not None:
-                passages.setdefault(st.plan.into, []).extend(
-                    Evidence(id=m.id or "", source=m.source or "", text=m.content or "", score=m.score or 0.0)
-                    for m in view[st.plan.name])
+                passages.setdefault(st.plan.into, []).extend(passage(m) for m in view[st.plan.name])
         messages: list[ChatMessage] = []
         for st in states:
             if st.plan.into is not None:

@@ -87,9 +87,13 @@ def _stand_in(message: Any, text: str) -> ChatMessage:
 
 
 def passage(message: Any) -> Evidence:
-    """A plan message of a passage section, as the evidence block it renders to."""
-    return Evidence(id=message.id or "", source=message.source or "", text=message.content or "",
-                    score=message.score or 0.0)
+    """A plan message of a passage section, as the evidence block it renders to (its fields were checked
+    as the plan message's: only an empty id, which a passage may not have, goes through the check again)."""
+    if not message.id:
+        return Evidence(id=message.id or "", source=message.source or "", text=message.content or "",
+                        score=message.score or 0.0)
+    return Evidence.model_construct(id=message.id, source=message.source or "", text=message.content or "",
+                                    score=message.score or 0.0, access=None)
 
 
 def _kind(message: Any) -> str | None:
