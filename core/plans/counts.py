@@ -147,6 +147,7 @@ class PlanCounts:
 
     final_ids: list[int] | None = None  # the emitted prompt's token ids, where the counter kept them
     _last_whole: tuple[dict, int] | None = None  # the prompt last counted whole by ``total`` and its count
+    final_value: int | None = None  # the emitted prompt's count, once counted
 
     def final_total(self) -> int:
         """The emitted prompt, counted whole: by the complete count just before, where that was of this
@@ -158,6 +159,7 @@ class PlanCounts:
         last = self._last_whole
         if last is not None and all(len(last[0][k]) == len(v) and all(map(operator.is_, last[0][k], v))
                                     for k, v in self.current.items()):
+            self.final_value = last[1]
             return last[1]
         before = self.counter.full_counts
         try:
@@ -165,6 +167,7 @@ class PlanCounts:
         except CounterError as exc:
             raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
         self.full_counts += 1 + self.counter.full_counts - before
+        self.final_value = value
         return value
 
     def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:

@@ -11,6 +11,7 @@ from ..render import EVIDENCE_PREAMBLE, user_content
 from .chains import ChainCosts
 from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
+from .slices import SliceCosts
 from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
 
 
@@ -42,7 +43,7 @@ def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
     return None
 
 
-class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
+class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
     """Answers from item costs where it can, counts whole where it must, and checks itself."""
 
     reference = False
@@ -60,6 +61,8 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         self._text_memo: dict[int, tuple[Any, str]] = {}  # a committed message's rendered text, until a commit
         self._host_ok: dict[int, tuple[Any, bool]] = {}
         self._ctx_memo: dict[str, tuple] = {}  # a section's chain context, until a commit
+        self._slices: dict[str, tuple] = {}  # a section's variant counts, until another section commits
+        self._final_variants: tuple | None = None  # the emitted prompt's variant counts, once asked for
         self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
         self._walk_end: tuple | None = None
         self._epoch = 0  # bumped whenever a constant turns out unstable: walked costs are then not reused
@@ -115,6 +118,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         old, new = self._gain(name, self.current[name]), self._gain(name, entries)
         self._text_memo.clear()  # what carries evidence blocks may change
         self._ctx_memo.clear()  # and the prompt around every section
+        self._slices = {k: v for k, v in self._slices.items() if k == name}  # (its own entries are replaced)
         if old is None or new is None:  # a section the model does not cover: count the whole prompt
             self.settle()  # (the count below would hide an error in the prediction so far)
             super().commit(name, entries)
@@ -138,7 +142,13 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         entries = list(entries)
         predicted = self._gain(name, entries) if thresholds is not None else None
         if predicted is None:
-            return self.whole_cost(name, entries)
+            sliced = self._slice_cost(name, entries)
+            if sliced is None:
+                return self.whole_cost(name, entries)
+            with_them, without = sliced
+            if not self._running_checked and not self.current[name]:
+                self._check_running(without)  # that count is the committed prompt's
+            return with_them - without
         self.predicted += 1
         if any(abs(predicted - t) <= NEAR_ALLOWANCE for t in thresholds):
             exact = self.whole_cost(name, entries)
@@ -178,6 +188,12 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         costs = self._chain(name, list(entries))
         return costs if costs is not None else self._local_costs(name, list(entries))
 
+    def _whole_kept_costs(self, name: str, entries: list[Any]) -> list[int]:
+        """Trace costs the item model and small prompts cannot give: from the emitted prompt's variant
+        counts where the counter has them, else every prefix counted whole (as the reference does)."""
+        costs = self._slice_kept_costs(name, entries)
+        return costs if costs is not None else PlanCounts.kept_costs(self, name, entries)
+
     def alone_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
         """Each entry on its own in the final prompt's section: the walk of a one-entry list, its context
         and (for passages) its host's placement worked out once for them all."""
@@ -211,16 +227,16 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         and for anything else (text starting with whitespace, a system message among the entries), the
         complete prompt is counted, as the reference does."""
         if name in self.into or not entries:
-            return super().kept_costs(name, entries)
+            return self._whole_kept_costs(name, entries)
         if all(m.role == "system" for m in entries):
             return self._system_costs(name, entries)
         before, after = self._neighbours(name)
         textual = [m for m in entries + [before, after] if m is not None and m.role != "tool" and not m.tool_calls]
         if (any(m.role == "system" for m in entries) or any(not _plain(m) for m in textual if m.role != "system")
                 or any(_joins(a, b) for a, b in zip([before] + entries, entries + [after]))):
-            return super().kept_costs(name, entries)
+            return self._whole_kept_costs(name, entries)
         if self._systems(name) and (any(m.role == "user" for m in entries) or _joins(before, after)):
-            return super().kept_costs(name, entries)  # the start of the last run of user messages may move
+            return self._whole_kept_costs(name, entries)  # the start of the last run of user messages may move
         lead, tail = self._lead(name, before), self._trail(name, after)
         blocks = self._blocks(name)
         host = next((m for m in entries if m.role == "user"), None) if blocks else None
@@ -235,11 +251,11 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
                 value = None
             accepted = self._accepts(name, entries[:k])
             if (value is not None) != (accepted is not None):
-                return super().kept_costs(name, entries)
+                return self._whole_kept_costs(name, entries)
             closings.add(accepted)
             values.append(value)
         if self._systems(name) and {"plain", "closed"} <= closings:
-            return super().kept_costs(name, entries)  # the system text goes to the closing turn in some only
+            return self._whole_kept_costs(name, entries)  # the system text goes to the closing turn in some only
         return [b - a if a is not None and b is not None else 0 for a, b in zip(values, values[1:])]
 
     def _accepts(self, name: str, entries: list[Any]) -> str | None:
