@@ -56,26 +56,34 @@ def both(nemo, plan, data):
     return slow, fast
 
 
-@pytest.mark.parametrize("compaction", ["drop-oldest", "pin-and-fold", "newest-turns", "summarise-span"])
-@pytest.mark.parametrize("passages", [False, True])
-def test_a_history_that_repeats_the_question_under_nemo_gives_the_reference_figures(nemo, compaction, passages):
+def assert_reference_figures(counter, compaction: str, passages: bool, marker: str, note: str | None) -> None:
+    """At budgets from the pins to everything, the default gives the reference's bytes and per-item figures;
+    ``marker`` is written beside each user message equal to the last (1 + the 3 repeats, or 1 with
+    passages: the question's message then holds their blocks too, and no history turn equals it)."""
     roomy, data = plan_data(compaction, 10 ** 5, passages=passages)
-    slow, _ = both(nemo, roomy, data)
-    # the template really writes the tool list beside the repeated question as well as beside the question
-    # (with passages the question's message holds their blocks too, and no history turn equals it)
-    assert nemo.render_text(slow.messages, TOOLS).count("[AVAILABLE_TOOLS]") == (1 if passages else 4)
+    slow, _ = both(counter, roomy, data)
+    assert counter.render_text(slow.messages, TOOLS).count(marker) == (1 if passages else 4)
     pins = sum(e.tokens for e in slow.trace if e.decision in ("pinned", "required"))
     checked = 0
     for budget in sorted({pins + k * (slow.input_tokens - pins) // 8 for k in range(9)} | {slow.input_tokens - 3}):
         plan, _ = plan_data(compaction, budget, passages=passages)
-        slow, fast = both(nemo, plan, data)
+        slow, fast = both(counter, plan, data)
         if isinstance(slow, ContextBudgetError):  # both refuse it alike
             assert isinstance(fast, ContextBudgetError) and str(fast) == str(slow)
             continue
         checked += 1
         assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
         assert [(e.id, e.decision, e.tokens) for e in fast.trace] == [(e.id, e.decision, e.tokens) for e in slow.trace]
+        if note is not None:
+            assert note in fast.counting_note  # counted whole, and the result says why
     assert checked  # at least one budget assembles
+
+
+@pytest.mark.parametrize("compaction", ["drop-oldest", "pin-and-fold", "newest-turns", "summarise-span"])
+@pytest.mark.parametrize("passages", [False, True])
+def test_a_history_that_repeats_the_question_under_nemo_gives_the_reference_figures(nemo, compaction, passages):
+    # (Nemo demands alternating turns: plans are counted whole under it, their turns joined)
+    assert_reference_figures(nemo, compaction, passages, "[AVAILABLE_TOOLS]", None)
 
 
 # A template that compares messages by value as Nemo's does, without Nemo's demand that turns alternate (under
@@ -103,15 +111,4 @@ def value_counter(tmp_path_factory):
 @pytest.mark.parametrize("compaction", ["drop-oldest", "pin-and-fold", "newest-turns", "summarise-span"])
 @pytest.mark.parametrize("passages", [False, True])
 def test_a_history_that_repeats_the_question_under_a_value_comparing_template(value_counter, compaction, passages):
-    roomy, data = plan_data(compaction, 10 ** 5, passages=passages)
-    slow, _ = both(value_counter, roomy, data)
-    assert value_counter.render_text(slow.messages, TOOLS).count('"search"') == (1 if passages else 4)
-    pins = sum(e.tokens for e in slow.trace if e.decision in ("pinned", "required"))
-    for budget in sorted({pins + k * (slow.input_tokens - pins) // 8 for k in range(9)} | {slow.input_tokens - 3}):
-        plan, _ = plan_data(compaction, budget, passages=passages)
-        slow, fast = both(value_counter, plan, data)
-        if isinstance(slow, ContextBudgetError):
-            assert isinstance(fast, ContextBudgetError) and str(fast) == str(slow)
-            continue
-        assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
-        assert "same text" in fast.counting_note  # counted whole, and the result says why
+    assert_reference_figures(value_counter, compaction, passages, '"search"', "same text")
