@@ -79,12 +79,22 @@ def outcome(assembler, data, **kwargs):
         return exc
 
 
-def assert_same(layout, fill_order, data, counter, where: float, nudge: int) -> None:
+def _tool(name: str, *args: str) -> ToolDefinition:
+    return ToolDefinition(name=name, description=f"{name.capitalize()} something.", parameters={
+        "type": "object", "properties": {a: {"type": "string"} for a in args}, "required": list(args[:1])})
+
+
+# no tools, one, and several (the tool check probes the first and the last only)
+TOOLSETS = [(), (_tool("lookup", "q"),), (_tool("lookup", "q"), _tool("fetch", "url", "page"), _tool("search", "q"))]
+
+
+def assert_same(layout, fill_order, data, counter, where: float, nudge: int, tools=()) -> None:
     roomy = ContextPlan(sections=layout, fill_order=fill_order, budget_tokens=10 ** 6)
     strategies = {"summarise-span": SummariseSpan(Fixed(), max_summary_tokens=40)}
-    everything = outcome(ContextAssembler(roomy, counter, strategies=strategies, reference=True), data)
+    tools = list(tools)
+    everything = outcome(ContextAssembler(roomy, counter, strategies=strategies, reference=True), data, tools=tools)
     if isinstance(everything, ContextBudgetError):  # a prompt the template refuses: both must refuse it
-        assert str(outcome(ContextAssembler(roomy, counter, strategies=strategies), data)) == str(everything)
+        assert str(outcome(ContextAssembler(roomy, counter, strategies=strategies), data, tools=tools)) == str(everything)
         return
     pins = sum(e.tokens for e in everything.trace if e.decision in ("pinned", "required"))
     if where < 0.5:  # a budget somewhere between the pins and everything
@@ -96,8 +106,8 @@ def assert_same(layout, fill_order, data, counter, where: float, nudge: int) -> 
                 running.append(running[-1] + entry.tokens)
         budget = max(8, running[int(where * 1000) % len(running)] + nudge)
     plan = ContextPlan(sections=layout, fill_order=fill_order, budget_tokens=budget)
-    reference = outcome(ContextAssembler(plan, counter, strategies=strategies, reference=True), data)
-    fast = outcome(ContextAssembler(plan, counter, strategies=strategies), data)
+    reference = outcome(ContextAssembler(plan, counter, strategies=strategies, reference=True), data, tools=tools)
+    fast = outcome(ContextAssembler(plan, counter, strategies=strategies), data, tools=tools)
     if isinstance(reference, ContextBudgetError):
         assert isinstance(fast, ContextBudgetError) and str(fast) == str(reference)
         return
@@ -108,19 +118,19 @@ def assert_same(layout, fill_order, data, counter, where: float, nudge: int) -> 
         assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json()
 
 
-@given(plans())
+@given(plans(), st.sampled_from(TOOLSETS))
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_plan_fast_equals_reference_mistral(case):
+def test_plan_fast_equals_reference_mistral(case, tools):
     layout, fill_order, data, where, nudge = case
-    assert_same(layout, fill_order, data, default_counter(), where, nudge)
+    assert_same(layout, fill_order, data, default_counter(), where, nudge, tools)
 
 
-@given(plans())
+@given(plans(), st.sampled_from(TOOLSETS))
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_plan_fast_equals_reference_hf(toy_counter, case):
+def test_plan_fast_equals_reference_hf(toy_counter, case, tools):
     layout, fill_order, data, where, nudge = case
     data = dict(data, system=[m.model_copy(update={"role": "system"}) for m in data["system"]])
-    assert_same(layout, fill_order, data, toy_counter, where, nudge)
+    assert_same(layout, fill_order, data, toy_counter, where, nudge, tools)
 
 
 @pytest.fixture(scope="module")

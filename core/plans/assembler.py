@@ -14,8 +14,9 @@ from ..errors import AssemblyCancelled, CapabilityError, ContextBudgetError
 from ..neutralise import mark_result, neutralise_sections
 from ..result import NOT_SENT, AssemblyResult, TraceEntry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
-from .fastcounts import FastPlanCounts
+from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
+from .seams import passage
 from .strategies import (ByScore, CompactionOutcome, CompactionStrategy, DropOldest, NewestTurns, PinAndFold,
                          SummariseSpan)
 from .summaries import SummaryStore
@@ -108,18 +109,36 @@ class ContextAssembler:
                               for m in st.entries]
             if counts_class is FastPlanCounts and (merge or not FastPlanCounts.covers(self.counter, states, tools)):
                 counts_class = PlanCounts  # a layout the item model does not cover: count it whole
+            if counts_class is FastPlanCounts:
+                repeated = repeated_text(self.counter, states)
+                if repeated:  # what one entry adds depends on another: count it whole, and say so
+                    counts_class, notes[:] = PlanCounts, [f"assembled with the reference method: {repeated}"]
             counts = counts_class(self.counter, states, tools, render)
             runs.append(counts)
-            result = self._assemble(states, counts, list(tools), budget, cancel)
+            try:
+                result = self._assemble(states, counts, list(tools), budget, cancel)
+            except (AssemblyCancelled, PredictionMismatch):
+                raise
+            except Exception:
+                try:  # an error that rests on a predicted total is raised only once that total is checked
+                    counts.settle()
+                except PredictionMismatch:
+                    raise
+                except Exception:  # the committed prompt does not count: the error stands as it is
+                    pass
+                raise
             finished.append(states)
             return result
 
+        notes: list[str] = []
         try:
             if reference:
                 result = run(PlanCounts)
             else:
                 try:
                     result = run(FastPlanCounts)
+                    if notes:
+                        result.counting_note = notes[0]
                 except PredictionMismatch as exc:
                     forget_constants(self.counter)
                     result = run(PlanCounts)
@@ -209,9 +228,7 @@ class ContextAssembler:
         passages: dict[str, list[Evidence]] = {}
         for st in states:
             if st.plan.into is not None:
-                passages.setdefault(st.plan.into, []).extend(
-                    Evidence(id=m.id or "", source=m.source or "", text=m.content or "", score=m.score or 0.0)
-                    for m in view[st.plan.name])
+                passages.setdefault(st.plan.into, []).extend(passage(m) for m in view[st.plan.name])
         messages: list[ChatMessage] = []
         for st in states:
             if st.plan.into is not None:
@@ -283,7 +300,8 @@ class ContextAssembler:
                                       "replaces": list(summary.replaces), "text": (m.content or "")[len(SUMMARY_PREFIX):]})
                 trace.append(entry)
             kept_ids = {m.id for m in outcome.entries}
-            out = [(m, counts.alone_cost(name, m)) for m in st.entries if m.id not in kept_ids]
+            dropped = [m for m in st.entries if m.id not in kept_ids]
+            out = list(zip(dropped, counts.alone_costs(name, dropped)))
             why = _compaction_reason(st, out, costs, outcome)
             for m, alone in out:
                 if m.id in summarised:

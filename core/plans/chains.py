@@ -110,7 +110,14 @@ class ChainCosts:
         return costs
 
     def _chain_context(self, name: str) -> tuple:
-        """What a chain's costs depend on besides its entries: the committed prompt around the section."""
+        """What a chain's costs depend on besides its entries: the committed prompt around the section
+        (kept until the next commit)."""
+        ctx = self._ctx_memo.get(name)
+        if ctx is None:
+            ctx = self._ctx_memo[name] = self._make_chain_context(name)
+        return ctx
+
+    def _make_chain_context(self, name: str) -> tuple:
         before, after = self._neighbours(name)
         blocks = self._blocks(name)
         after_text = self._text(after)
@@ -196,10 +203,12 @@ class ChainCosts:
                     start = min(i for i in (old, new, n) if i is not None)
                     if n - start > 64:
                         return None, None
-                    lead = _compress_runs([item(i) for i in range(start, n)])
-                    if len(lead) > 16:
-                        return None, None
-                    moves = [lead, old_first, new_first]
+                    lead: Any = (lambda start=start, n=n: _compress_runs([item(i) for i in range(start, n)]))
+                    if n - start > 16:  # (only then can the compressed span be longer than 16)
+                        lead = lead()
+                        if len(lead) > 16:
+                            return None, None
+                    moves = [lead, old_first, new_first]  # the span is needed only to measure a constant
             trail, last, previous_user = new_trail, new_last, message.role == "user"
             step = None
             if host != k:
@@ -275,9 +284,18 @@ class ChainCosts:
         return [m for source in self.sources.get(name, ()) for m in self.current[source]]
 
     def _text(self, message: Any) -> str | None:
-        """A committed message's text as rendered (with its evidence blocks, if it carries them)."""
+        """A committed message's text as rendered (with its evidence blocks, if it carries them); kept
+        until the next commit (what carries the blocks can only change there)."""
         if message is None:
             return None
+        hit = self._text_memo.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        text = self._rendered_text(message)
+        self._text_memo[id(message)] = (message, text)
+        return text
+
+    def _rendered_text(self, message: Any) -> str:
         for target in self.sources:
             if next((m for m in self.current[target] if m.role == "user"), None) is message:
                 blocks = self._blocks(target)
@@ -354,7 +372,7 @@ class ChainCosts:
         if previous is not None and previous.role == "tool" and name is not None:
             lead = self._lead(name, previous)
         if systems:  # the messages from where the last run of user messages starts (else the neighbour)
-            span = [_stand_in(m, self._text(m)) for m in moves[0]]
+            span = [_stand_in(m, self._text(m)) for m in (moves[0]() if callable(moves[0]) else moves[0])]
             if span and (span[0].role == "tool" or span[-1].role == "tool" and not any(m.tool_calls for m in span)):
                 return None  # a tool result without its call: no small prompt holds it
             lead = [m.chat() for m in systems] + (span or lead)

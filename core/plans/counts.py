@@ -29,6 +29,7 @@ Constants are kept on the counter per set of tools and system texts, so a replay
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, Mapping, Sequence
 
 from ..alternation import countable_variants
@@ -89,7 +90,10 @@ class PlanCounts:
             messages = [ChatMessage(role="user", content="")]
         before = self.counter.full_counts
         try:
-            return self.counter.count(messages, self.tools)
+            value = self.counter.count(messages, self.tools)
+            if self.counter.full_counts != before:  # counted whole just now, not from the cache
+                self._last_whole = (view, value)
+            return value
         except CounterError as exc:
             if not exact:
                 for variant in countable_variants(messages):
@@ -138,21 +142,33 @@ class PlanCounts:
     def commit(self, name: str, entries: Sequence[Any]) -> None:
         self.current[name] = list(entries)
 
-    final_ids: list[int] | None = None  # the emitted prompt's token ids (its text decodes from them)
+    def settle(self) -> None:
+        """Before an error is raised: every count so far was complete, so there is nothing to check."""
+
+    final_ids: list[int] | None = None  # the emitted prompt's token ids, where the counter kept them
+    _last_whole: tuple[dict, int] | None = None  # the prompt last counted whole by ``total`` and its count
+    final_value: int | None = None  # the emitted prompt's count, once counted
 
     def final_total(self) -> int:
-        """The emitted prompt, tokenised once more (never from a cache)."""
+        """The emitted prompt, counted whole: by the complete count just before, where that was of this
+        very prompt (a check of the last section's allowance counts it), else once more (never from
+        the count cache)."""
         messages = self._render(self.states, self.current)
         if not messages:
             return self.total(exact=True)
+        last = self._last_whole
+        if last is not None and all(len(last[0][k]) == len(v) and all(map(operator.is_, last[0][k], v))
+                                    for k, v in self.current.items()):
+            self.final_value = last[1]
+            return last[1]
         before = self.counter.full_counts
         try:
-            ids = self.counter.token_ids(messages, self.tools)
+            value, self.final_ids = self.counter.count_whole(messages, self.tools)
         except CounterError as exc:
             raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
         self.full_counts += 1 + self.counter.full_counts - before
-        self.final_ids = ids
-        return len(ids)
+        self.final_value = value
+        return value
 
     def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
         """What each kept entry added, in order, to the final prompt (prefixes of the section)."""
@@ -163,6 +179,10 @@ class PlanCounts:
             costs.append(after - before if after is not None and before is not None else 0)
             before = after
         return costs
+
+    def alone_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
+        """``alone_cost`` of each of ``entries``."""
+        return [self.alone_cost(name, m) for m in entries]
 
     def alone_cost(self, name: str, entry: Any) -> int:
         """What a dropped entry would have added alone to the final prompt's section."""

@@ -7,14 +7,43 @@ from typing import Any, Sequence
 from ..contracts import ChatMessage, Evidence, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import CounterError
-from ..render import user_content
+from ..render import EVIDENCE_PREAMBLE, user_content
 from .chains import ChainCosts
 from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
+from .slices import SliceCosts
 from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
 
 
-class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
+_ID_FIELDS = frozenset({"tool_calls", "tool_call_id", "id"})
+
+
+def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
+    """Why item costs cannot be trusted for this plan: the counter's chat template compares messages by value
+    (``compared_message_fields``; Mistral Nemo's writes the tool list beside every user message equal to the
+    last one) and two of the plan's messages hold the same text, or one holds what a message carrying evidence
+    blocks does, so what one entry adds depends on another. ``None`` otherwise. A counter that cannot say
+    (one without ``compared_message_fields``) is taken to compare texts if it runs a Jinja template."""
+    ask = getattr(counter, "compared_message_fields", None)
+    compared = ask() if callable(ask) else (frozenset({"message"}) if counter.identity.kind == "transformers"
+                                            else frozenset())
+    if compared <= _ID_FIELDS:
+        return None
+    seen: set[str] = set()
+    for st in states:
+        if st.plan.into is not None:  # passages are written into a message, never messages of their own
+            continue
+        for m in st.entries:
+            if m.content:
+                if m.content in seen:
+                    return "two messages have the same text, which this chat template compares by value"
+                if m.content.startswith(EVIDENCE_PREAMBLE):
+                    return "a message reads as one carrying evidence, which this chat template compares by value"
+                seen.add(m.content)
+    return None
+
+
+class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
     """Answers from item costs where it can, counts whole where it must, and checks itself."""
 
     reference = False
@@ -29,6 +58,11 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         self._steps: dict[tuple, tuple] = {}  # a chain step's constant, by the objects around it
         self._block_keep: list[Any] = []  # messages whose ids key _block_ids stay alive
         self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
+        self._text_memo: dict[int, tuple[Any, str]] = {}  # a committed message's rendered text, until a commit
+        self._host_ok: dict[int, tuple[Any, bool]] = {}
+        self._ctx_memo: dict[str, tuple] = {}  # a section's chain context, until a commit
+        self._slices: dict[str, tuple] = {}  # a section's variant counts, until another section commits
+        self._final_variants: tuple | None = None  # the emitted prompt's variant counts, once asked for
         self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
         self._walk_end: tuple | None = None
         self._epoch = 0  # bumped whenever a constant turns out unstable: walked costs are then not reused
@@ -49,16 +83,32 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         return self.running
 
     def running_total(self) -> int:
-        """Exact: a section's limit is worked out from it, and a limit off by a token would decide
-        differently from the reference while every count near it agreed with itself."""
+        """The committed sections' count, as predicted. A section's limit is worked out from it, and a
+        limit off by a token would decide differently from the reference while every count near it
+        agreed with itself; it is checked by the next complete count of the committed prompt (a count
+        near an allowance, a commit the item model does not cover, ``settle`` before an error is
+        raised) and, at the latest, by the emitted prompt's count, which holds it plus what the
+        later commits added."""
         assert self.running is not None
-        if not self._running_checked:
-            exact = self.total()
-            if exact != self.running:
-                raise PredictionMismatch(f"the committed sections count {exact} tokens, the item costs predicted "
-                                         f"{self.running}")
-            self._running_checked = True
         return self.running
+
+    def settle(self) -> None:
+        """Check the running total with a complete count if nothing has yet (an error about to be raised
+        may rest on a limit worked out from it)."""
+        if not self._running_checked:
+            self._check_running(PlanCounts.total(self))
+
+    def _check_running(self, exact: int) -> None:
+        if exact != self.running:
+            raise PredictionMismatch(f"the committed sections count {exact} tokens, the item costs predicted "
+                                     f"{self.running}")
+        self._running_checked = True
+
+    def whole_cost(self, name: str, entries: Sequence[Any]) -> int:
+        without = self.total({name: []})
+        if not self._running_checked and not self.current[name]:
+            self._check_running(without)  # that count is the committed prompt's
+        return self.total({name: list(entries)}) - without
 
     def pins_cost(self, name: str) -> int:
         return self.whole_cost(name, self.current[name]) if self.current[name] else 0
@@ -66,7 +116,11 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
     def commit(self, name: str, entries: Sequence[Any]) -> None:
         entries = list(entries)
         old, new = self._gain(name, self.current[name]), self._gain(name, entries)
+        self._text_memo.clear()  # what carries evidence blocks may change
+        self._ctx_memo.clear()  # and the prompt around every section
+        self._slices = {k: v for k, v in self._slices.items() if k == name}  # (its own entries are replaced)
         if old is None or new is None:  # a section the model does not cover: count the whole prompt
+            self.settle()  # (the count below would hide an error in the prediction so far)
             super().commit(name, entries)
             self.running = self.total()
             self._running_checked = True
@@ -88,7 +142,13 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         entries = list(entries)
         predicted = self._gain(name, entries) if thresholds is not None else None
         if predicted is None:
-            return self.whole_cost(name, entries)
+            sliced = self._slice_cost(name, entries)
+            if sliced is None:
+                return self.whole_cost(name, entries)
+            with_them, without = sliced
+            if not self._running_checked and not self.current[name]:
+                self._check_running(without)  # that count is the committed prompt's
+            return with_them - without
         self.predicted += 1
         if any(abs(predicted - t) <= NEAR_ALLOWANCE for t in thresholds):
             exact = self.whole_cost(name, entries)
@@ -128,6 +188,30 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         costs = self._chain(name, list(entries))
         return costs if costs is not None else self._local_costs(name, list(entries))
 
+    def _whole_kept_costs(self, name: str, entries: list[Any]) -> list[int]:
+        """Trace costs the item model and small prompts cannot give: from the emitted prompt's variant
+        counts where the counter has them, else every prefix counted whole (as the reference does)."""
+        costs = self._slice_kept_costs(name, entries)
+        return costs if costs is not None else PlanCounts.kept_costs(self, name, entries)
+
+    def alone_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
+        """Each entry on its own in the final prompt's section: the walk of a one-entry list, its context
+        and (for passages) its host's placement worked out once for them all."""
+        if not entries:
+            return []
+        if name in self.into:
+            placed = self._placed(name)
+            costs = [self._passage_chain(name, [m], placed) for m in entries]
+            return [c[0] if c is not None else self._local_costs(name, [m])[0] for c, m in zip(costs, entries)]
+        ctx = self._chain_context(name)
+        if ctx[2]:
+            return [self.alone_cost(name, m) for m in entries]
+        out = []
+        for m in entries:
+            costs = self._walk(ctx, [m], 0, ctx[-1], None)[0]
+            out.append(costs[0] if costs is not None else self._local_costs(name, [m])[0])
+        return out
+
     def alone_cost(self, name: str, entry: Any) -> int:
         costs = self._chain(name, [entry])
         return costs[0] if costs is not None else self._local_costs(name, [entry])[0]
@@ -143,16 +227,16 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
         and for anything else (text starting with whitespace, a system message among the entries), the
         complete prompt is counted, as the reference does."""
         if name in self.into or not entries:
-            return super().kept_costs(name, entries)
+            return self._whole_kept_costs(name, entries)
         if all(m.role == "system" for m in entries):
             return self._system_costs(name, entries)
         before, after = self._neighbours(name)
         textual = [m for m in entries + [before, after] if m is not None and m.role != "tool" and not m.tool_calls]
         if (any(m.role == "system" for m in entries) or any(not _plain(m) for m in textual if m.role != "system")
                 or any(_joins(a, b) for a, b in zip([before] + entries, entries + [after]))):
-            return super().kept_costs(name, entries)
+            return self._whole_kept_costs(name, entries)
         if self._systems(name) and (any(m.role == "user" for m in entries) or _joins(before, after)):
-            return super().kept_costs(name, entries)  # the start of the last run of user messages may move
+            return self._whole_kept_costs(name, entries)  # the start of the last run of user messages may move
         lead, tail = self._lead(name, before), self._trail(name, after)
         blocks = self._blocks(name)
         host = next((m for m in entries if m.role == "user"), None) if blocks else None
@@ -167,11 +251,11 @@ class FastPlanCounts(ChainCosts, PassageCosts, PlanCounts):
                 value = None
             accepted = self._accepts(name, entries[:k])
             if (value is not None) != (accepted is not None):
-                return super().kept_costs(name, entries)
+                return self._whole_kept_costs(name, entries)
             closings.add(accepted)
             values.append(value)
         if self._systems(name) and {"plain", "closed"} <= closings:
-            return super().kept_costs(name, entries)  # the system text goes to the closing turn in some only
+            return self._whole_kept_costs(name, entries)  # the system text goes to the closing turn in some only
         return [b - a if a is not None and b is not None else 0 for a, b in zip(values, values[1:])]
 
     def _accepts(self, name: str, entries: list[Any]) -> str | None:

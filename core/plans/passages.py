@@ -66,12 +66,18 @@ class PassageCosts:
                         self._block_ids[id(m)] = self._block_tokens(m)
         return self._block_ids
 
-    def _passage_chain(self, name: str, entries: list[Any]) -> list[int] | None:
-        """What each passage adds in turn to its host (the target section's first user message)."""
+    def _placed(self, name: str) -> tuple[Any, list[Any], list[Any], bool]:
+        """``_placement`` and whether its host keeps a constant (asked once for many chains)."""
         host, earlier, later = self._placement(name)
+        return host, earlier, later, host is not None and self._passage_host_ok(host)
+
+    def _passage_chain(self, name: str, entries: list[Any],
+                       placed: tuple[Any, list[Any], list[Any], bool] | None = None) -> list[int] | None:
+        """What each passage adds in turn to its host (the target section's first user message)."""
+        host, earlier, later, ok = placed if placed is not None else self._placed(name)
         if host is None or not entries:
             return [0] * len(entries)  # no user message to carry them: they are not rendered
-        if not self._passage_host_ok(host):
+        if not ok:
             return None
         question = host.content
         constant = 0
@@ -90,11 +96,13 @@ class PassageCosts:
             costs.append(cost)
         return costs
 
-    @staticmethod
-    def _passage_host_ok(host: Any) -> bool:
+    def _passage_host_ok(self, host: Any) -> bool:
         """Blocks placed into it leave the ends of its text as they were (so its constant holds)."""
-        return _plain(host) and _seam_start(host.content) == _seam_start(user_content(host.content,
-                                                                                      [passage(host)]))
+        hit = self._host_ok.get(id(host))
+        if hit is None or hit[0] is not host:
+            ok = _plain(host) and _seam_start(host.content) == _seam_start(user_content(host.content, [passage(host)]))
+            hit = self._host_ok[id(host)] = (host, ok)
+        return hit[1]
 
     def _passages(self, question: str, messages: list[Any]) -> int | None:
         """Tokens the evidence blocks of ``messages`` add to a user message whose text is ``question``."""

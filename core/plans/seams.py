@@ -87,9 +87,13 @@ def _stand_in(message: Any, text: str) -> ChatMessage:
 
 
 def passage(message: Any) -> Evidence:
-    """A plan message of a passage section, as the evidence block it renders to."""
-    return Evidence(id=message.id or "", source=message.source or "", text=message.content or "",
-                    score=message.score or 0.0)
+    """A plan message of a passage section, as the evidence block it renders to (its fields were checked
+    as the plan message's: only an empty id, which a passage may not have, goes through the check again)."""
+    if not message.id:
+        return Evidence(id=message.id or "", source=message.source or "", text=message.content or "",
+                        score=message.score or 0.0)
+    return Evidence.model_construct(id=message.id, source=message.source or "", text=message.content or "",
+                                    score=message.score or 0.0, access=None)
 
 
 def _kind(message: Any) -> str | None:
@@ -126,12 +130,14 @@ def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> b
     """Whether the tool definitions add the same tokens whatever the conversation after the system
     messages looks like (a first message of either role, texts starting with a letter or not): then
     probes without them measure what the prompt with them does. Asked once per counter, tools and
-    system messages."""
+    system messages, with the first and the last tool only: the list's ends are what meets the rest of
+    the prompt (a template writes the tools in between one after another, whatever the conversation)."""
     memo = counter.__dict__.setdefault("_tools_apart", {})  # on the counter: an id could be reused by another
     key = json.dumps([[t.model_dump(mode="json") for t in tools], [m.content for m in systems]])
     known = memo.get(key)
     if known is not None:
         return known
+    ends = tools if len(tools) <= 2 else (tools[0], tools[-1])
     shapes = [[("user", "Where is it?")], [("user", "(see below) where")], [("assistant", "Hello."), ("user", "Ok.")],
               [("user", "a"), ("assistant", "b"), ("user", "c")], [("user", "a"), ("user", "b")]]
     call = ToolCall(id="probecall", name=tools[0].name, arguments={})
@@ -144,7 +150,7 @@ def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> b
         for shape in shapes:
             messages = list(systems) + [m if isinstance(m, ChatMessage) else ChatMessage(role=m[0], content=m[1])
                                         for m in shape]
-            added.add(counter.count(messages, list(tools)) - counter.count(messages, []))
+            added.add(counter.count(messages, list(ends)) - counter.count(messages, []))
     except CounterError:
         added = {None, 0}
     apart = len(added) == 1

@@ -1,25 +1,37 @@
-"""Benchmarks for plans (issue 5: "the same for plans with pins and strategies"), printed as ratios
-measured side by side in one run (not timed tests).
+"""Benchmarks for plans (issue 15: "plans (each of the four strategies)", shapes, both counters), printed as
+ratios measured side by side in one run (not timed tests).
 
     .venv/bin/python -m tests.benchmarks.bench_plans            (or: make bench)
     .venv/bin/python -m tests.benchmarks.bench_plans --quick    (smaller sizes, for a smoke run)
+    .venv/bin/python -m tests.benchmarks.bench_plans --no-hf    (only --counter, not the hf: counter too)
 
-Each assembly starts from a counter whose caches and learned constants are empty, and each figure
-divides a time by the time of one complete count of the prompt with every candidate in it,
-measured in the same process a moment apart; every time is the best of several repeats.
+Each case runs under ``--counter`` (mistral: by default) and an ``hf:`` counter (the real Qwen3 tokenizer
+of ../shared/tokenizers/hf/qwen3 when present, else the toy tokenizer of the test suite). Every default
+assembly starts from a counter whose caches and learned constants are empty; its time is divided by the
+time of one complete count of the prompt with every candidate in it, the two measured in turn (best of
+several), so both see the same load on a shared machine. The reference runs once per case where it is
+expected to cost at most ``--reference-seconds`` (from the count's time and the number of candidates),
+and its result is compared byte for byte with the default's.
 """
 from __future__ import annotations
 
+import argparse
 import gc
+import random
 import sys
+import tempfile
 import time
 from types import SimpleNamespace
 
 from core import ContextAssembler, ContextPlan, Message, SectionPlan, SummariseSpan, make_counter, parse_request
+from core.errors import ContextInspectorError
 from core.plans import plan_from_request
 
-from .bench_assembly import bench_options, best
+from .bench_assembly import best
+from .bench_shapes import _history, hf_spec
 from .workload import large_request, sentence, text_of
+
+STRATEGIES = ("drop-oldest", "pin-and-fold", "newest-turns", "summarise-span")
 
 
 class FixedSummariser:
@@ -29,17 +41,17 @@ class FixedSummariser:
         return "Earlier, the user and the assistant discussed the cluster, its disks and the rollback plan."
 
 
-def seed_002_plan(passages: int, turns: int, compaction: str, *, seed: int = 11) -> tuple[ContextPlan, dict, list]:
+def seed_002_plan(passages: int, turns: int, compaction: str, *, seed: int = 11,
+                  recent_share: float = 0.2) -> tuple[ContextPlan, dict, list]:
     """Seed 002's example plan, grown: pinned system and constraints, a profile, a long recent history
-    under ``compaction``, passages ranked by score into the question."""
-    import random
-
+    under ``compaction`` (over its share, so the strategy has work to do), passages ranked by score into
+    the question."""
     request = large_request(passages, turns, 16, seed=seed)
     rng = random.Random(seed)
     plan = ContextPlan(sections=(SectionPlan("system", pinned=True),
                                  SectionPlan("constraints", pinned=True),
                                  SectionPlan("profile", share=0.05),
-                                 SectionPlan("recent", share=0.45, compaction=compaction),
+                                 SectionPlan("recent", share=recent_share, compaction=compaction),
                                  SectionPlan("evidence", compaction="by-score", into="question"),
                                  SectionPlan("question", pinned=True)),
                        budget_tokens=32768, reserve_output_tokens=1024)
@@ -59,8 +71,6 @@ def seed_002_plan(passages: int, turns: int, compaction: str, *, seed: int = 11)
 def long_section_plan(entries: int, compaction: str, *, seed: int = 3) -> tuple[ContextPlan, dict]:
     """A pinned system message, one section of ``entries`` alternating messages under ``compaction``, a
     pinned question; an 8k budget, so the strategy evicts most of the section."""
-    import random
-
     rng = random.Random(seed)
     messages = [Message(role="user" if i % 2 == 0 else "assistant", content=text_of(rng, rng.randint(5, 30)),
                         id=f"m{i}") for i in range(entries)]
@@ -70,13 +80,30 @@ def long_section_plan(entries: int, compaction: str, *, seed: int = 3) -> tuple[
                   "q": [Message(role="user", content="What now?", id="q")]}
 
 
-def one_count_seconds(spec: str, plan: ContextPlan, sections: dict, tools, repeats: int) -> tuple[float, int]:
-    """One complete count of the prompt with every candidate of every section in it."""
-    counter = make_counter(spec)
-    states = [SimpleNamespace(plan=s) for s in plan.sections]
-    messages = ContextAssembler._render(states, {s.name: list(sections.get(s.name, [])) for s in plan.sections})
-    tokens = len(counter.token_ids(messages, tools))
-    return best(lambda: counter.token_ids(messages, tools), repeats), tokens
+def shape_plan(shape: str, turns: int, compaction: str) -> tuple[ContextPlan, dict, list]:
+    """A history of bench_shapes' ``shape`` (plain turns, turns ending in a newline, turns with tool calls,
+    single-message turns) in one section under ``compaction``, between a pinned system message and a
+    pinned question, with one tool; the budget about an eighth of the history's characters (a third of
+    that for single-message turns, as bench_shapes has it), so the strategy evicts part of it."""
+    kind = {"plain": {}, "newline": {"newline": True}, "tool calls": {"tools": True}, "single": {"single": True}}[shape]
+    history = _history(turns, random.Random(5), **kind)
+    roomy = sum(len(m["content"] or "") for m in _history(turns, random.Random(5))) // 8
+    request = parse_request(large_request(0, 0, 1, context_limit=roomy // 3 if shape == "single" else roomy))
+    messages = [Message(role=m["role"], content=m["content"], id=m.get("id") or f"m{i}",
+                        tool_calls=m.get("tool_calls") or [], tool_call_id=m.get("tool_call_id"))
+                for i, m in enumerate(history)]
+    plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("history", compaction=compaction),
+                                 SectionPlan("question", pinned=True)),
+                       budget_tokens=request.context_limit, reserve_output_tokens=512)
+    return plan, {"system": [Message(role="system", content=request.instructions)], "history": messages,
+                  "question": [Message(role="user", content="What changed since the last deploy?", id="q")]}, \
+        list(request.tools)
+
+
+def everything(plan: ContextPlan, sections: dict) -> list:
+    """The prompt with every candidate of every section in it."""
+    return ContextAssembler._render([SimpleNamespace(plan=s) for s in plan.sections],
+                                    {s.name: list(sections.get(s.name, [])) for s in plan.sections})
 
 
 def fresh_counter(spec: str, warm_with) -> object:
@@ -88,63 +115,94 @@ def fresh_counter(spec: str, warm_with) -> object:
     return counter
 
 
-def assembly_seconds(spec: str, plan, sections, tools, repeats: int, *, reference: bool = False,
-                     strategies=None) -> tuple[float, dict, object]:
-    times, stats, result = [], {}, None
-    messages = ContextAssembler._render([SimpleNamespace(plan=s) for s in plan.sections],
-                                        {s.name: list(sections.get(s.name, [])) for s in plan.sections})
+def side_by_side(spec: str, plan, sections, tools, repeats: int, strategies) -> tuple[float, int, float, dict, object]:
+    """Best of ``repeats`` of one complete count of every candidate and of a default assembly on a counter
+    with empty caches, taken in turn."""
+    messages = everything(plan, sections)
+    counter = make_counter(spec)
+    tokens = len(counter.token_ids(messages, tools))
+    counts, fasts, stats, result = [], [], {}, None
     for _ in range(repeats):
-        counter = fresh_counter(spec, lambda c: c.token_ids(messages, tools))
-        assembler = ContextAssembler(plan, counter, strategies=strategies, reference=reference)
+        gc.collect()
+        start = time.perf_counter()
+        counter.token_ids(messages, tools)
+        counts.append(time.perf_counter() - start)
+        fresh = fresh_counter(spec, lambda c: c.token_ids(messages, tools))
+        assembler = ContextAssembler(plan, fresh, strategies=strategies)
         gc.collect()
         start = time.perf_counter()
         result = assembler.assemble(sections, tools=tools, stats=stats)
-        times.append(time.perf_counter() - start)
-    return min(times), stats, result
+        fasts.append(time.perf_counter() - start)
+    return min(counts), tokens, min(fasts), stats, result
 
 
-def report(label: str, spec: str, plan, sections, tools, repeats: int, *, reference: bool, strategies=None) -> None:
-    count_s, tokens = one_count_seconds(spec, plan, sections, tools, repeats)
-    fast_s, fast_stats, fast = assembly_seconds(spec, plan, sections, tools, repeats, strategies=strategies)
-    line = (f"{label:<34} {tokens:8d} {count_s * 1000:8.1f} {fast_s * 1000:9.1f} {fast_s / count_s:6.2f}"
-            f" {fast_stats['full_counts']:5d} {fast_stats['item_counts']:6d}")
-    if reference:
-        ref_s, ref_stats, slow = assembly_seconds(spec, plan, sections, tools, 1, reference=True,
-                                                  strategies=strategies)
+def reference_seconds(spec: str, plan, sections, tools, strategies) -> tuple[float, dict, object]:
+    messages = everything(plan, sections)
+    counter = fresh_counter(spec, lambda c: c.token_ids(messages, tools))
+    stats: dict = {}
+    gc.collect()
+    start = time.perf_counter()
+    result = ContextAssembler(plan, counter, strategies=strategies, reference=True).assemble(
+        sections, tools=tools, stats=stats)
+    return time.perf_counter() - start, stats, result
+
+
+HEADER = ("case                                    tokens(all) count_ms  plan_ms  ratio  full  evicted"
+          "     ref_ms  ref/def  ref_full  result")
+
+
+def report(label: str, spec: str, plan, sections, tools, repeats: int, *, reference_limit: float,
+           strategies=None) -> None:
+    try:
+        count_s, tokens, fast_s, stats, fast = side_by_side(spec, plan, sections, tools, repeats, strategies)
+    except ContextInspectorError as exc:  # the reference refuses it the same way (the plan tests check that)
+        print(f"{label:<40} refused: {str(exc)[:150]}", flush=True)
+        return
+    evicted = sum(e.decision in ("dropped", "summarised") for e in fast.trace)
+    line = (f"{label:<40} {tokens:8d} {count_s * 1000:8.1f} {fast_s * 1000:8.1f} {fast_s / count_s:6.2f}"
+            f" {stats['full_counts']:5d} {evicted:8d}")
+    candidates = sum(len(v) for v in sections.values())
+    if count_s * candidates <= reference_limit:  # the reference: about two counts per candidate, most of them smaller
+        ref_s, ref_stats, slow = reference_seconds(spec, plan, sections, tools, strategies)
         same = "same" if slow.to_json() == fast.model_copy(update={"counting_note": None}).to_json() else "DIFFERENT"
-        line += f" {ref_s * 1000:10.0f} {ref_s / fast_s:7.1f} {ref_stats['full_counts']:5d}  {same}"
+        line += f" {ref_s * 1000:10.0f} {ref_s / fast_s:8.1f} {ref_stats['full_counts']:9d}  {same}"
+    else:
+        line += f" {'skipped':>10} {'-':>8} {'-':>9}  -   (over --reference-seconds)"
     note = f"  (fell back: {fast.counting_note})" if fast.counting_note else ""
-    print(line + note)
+    print(line + note, flush=True)
 
 
-HEADER = ("case                               tokens(all) count_ms  plan_ms  ratio  full  items"
-          "     ref_ms  ref/def  full  result")
-
-
-def main(argv=None) -> int:
-    args, repeats = bench_options(__doc__.splitlines()[0], argv)
-    spec = args.counter
-    summarise = {"summarise-span": SummariseSpan(FixedSummariser())}
-
-    print(f"## plans at 32k, counter {spec}: default plan assembly / one complete count of every candidate")
-    print("(ratio target <= 2.5 for plans; ref/def target >= 30; full = complete-prompt counts; result: the default's "
-          "bytes against the reference's)")
-    print(HEADER)
+def bench_cases(spec: str, quick: bool, repeats: int, reference_limit: float, strategies) -> None:
+    print(f"\n## plans, counter {spec}: default plan assembly / one complete count of every candidate "
+          "(target <= 2.5), reference / default (target >= 30 where the reference costs over 30 complete "
+          "counts), byte-identical check")
+    print("(full = complete counts of the default; evicted = entries dropped or summarised; result: the "
+          "default's bytes against the reference's)")
+    print(HEADER, flush=True)
     request = parse_request(large_request(300, 100, 16, context_limit=32768))
     plan, sections, tools = plan_from_request(request)
-    report("seed-003 request as a plan, 300", spec, plan, sections, tools, repeats, reference=True)
-    for compaction in ("drop-oldest", "pin-and-fold", "newest-turns", "summarise-span"):
+    report("seed-003 request as a plan, 300", spec, plan, sections, tools, repeats, reference_limit=reference_limit)
+    for compaction in STRATEGIES:
         plan, sections, tools = seed_002_plan(300, 100, compaction)
-        report(f"seed-002 plan, {compaction}", spec, plan, sections, tools, repeats, reference=True,
-               strategies=summarise)
+        report(f"seed-002 plan, {compaction}", spec, plan, sections, tools, repeats,
+               reference_limit=reference_limit, strategies=strategies)
+    turns = 100 if quick else 300
+    for shape in ("plain", "newline", "tool calls", "single"):
+        for compaction in STRATEGIES:
+            plan, sections, tools = shape_plan(shape, turns, compaction)
+            report(f"{turns} {shape} turns, {compaction}", spec, plan, sections, tools, repeats,
+                   reference_limit=reference_limit, strategies=strategies)
 
-    print(f"\n## replay: the same plan again at a new budget on the warm counter (what a limit edit does)")
+
+def bench_replay(spec: str, repeats: int) -> None:
+    print("\n## replay: the same plan again at a new budget on the warm counter (what a limit edit does), "
+          f"counter {spec}")
     print("budget   plan_ms  / one complete count of every candidate  full  items")
     plan, sections, tools = seed_002_plan(300, 100, "newest-turns")
-    count_s, _ = one_count_seconds(spec, plan, sections, tools, repeats)
-    messages = ContextAssembler._render([SimpleNamespace(plan=s) for s in plan.sections],
-                                        {s.name: list(sections.get(s.name, [])) for s in plan.sections})
+    messages = everything(plan, sections)
     counter = fresh_counter(spec, lambda c: c.token_ids(messages, tools))
+    count_s = best(lambda: counter.token_ids(messages, tools), repeats)
+    counter._cache.clear()
     ContextAssembler(plan, counter).assemble(sections, tools=tools)  # the recording, opened once
     for budget in (30000, 24576, 16384, 8192):
         edited = plan.model_copy(update={"budget_tokens": budget})
@@ -153,32 +211,55 @@ def main(argv=None) -> int:
         print(f"{budget:6d}  {elapsed * 1000:8.1f}  {elapsed / count_s:6.2f}x{'':34}{stats['full_counts']:4d}"
               f"  {stats['item_counts']:5d}")
 
+
+def bench_long_sections(spec: str, quick: bool, strategies) -> None:
     print(f"\n## long sections (issue 14's cliff: 10^4 plan entries took 238 s): one section of N messages "
           f"under an 8k budget, counter {spec}")
     print("(one assembly each on a fresh counter; 'same' compares with the reference where it runs in seconds)")
     print("entries  strategy          seconds  ms/entry  evicted  result")
-    for n in ([1000, 3000] if args.quick else [1000, 3000, 10000]):
+    for n in ([1000, 3000] if quick else [1000, 3000, 10000]):
         for compaction in ("drop-oldest", "newest-turns", "pin-and-fold", "summarise-span"):
             plan, sections = long_section_plan(n, compaction)
-            counter = make_counter(spec)
-            assembler = ContextAssembler(plan, counter, strategies=summarise)
+            assembler = ContextAssembler(plan, make_counter(spec), strategies=strategies)
             start = time.perf_counter()
             result = assembler.assemble(sections)
             elapsed = time.perf_counter() - start
             same = ""
             if n <= 1000:
-                slow = ContextAssembler(plan, make_counter(spec), strategies=summarise, reference=True).assemble(sections)
+                slow = ContextAssembler(plan, make_counter(spec), strategies=strategies, reference=True).assemble(sections)
                 same = "same" if slow.to_json() == result.model_copy(update={"counting_note": None}).to_json() \
                     else "DIFFERENT"
             evicted = sum(e.decision in ("dropped", "summarised") for e in result.trace)
-            print(f"{n:7d}  {compaction:<16} {elapsed:8.2f}  {elapsed * 1000 / n:8.3f}  {evicted:7d}  {same}")
+            print(f"{n:7d}  {compaction:<16} {elapsed:8.2f}  {elapsed * 1000 / n:8.3f}  {evicted:7d}  {same}", flush=True)
 
+
+def bench_scaling(spec: str, quick: bool, repeats: int) -> None:
     print(f"\n## scaling: the seed-003 request as a plan, 100 turns, 16 tools, counter {spec}")
     print(HEADER)
-    for n in ([100, 300] if args.quick else [100, 300, 1000, 3000]):
+    for n in ([100, 300] if quick else [100, 300, 1000, 3000]):
         request = parse_request(large_request(n, 100, 16, context_limit=max(32768, n * 110)))
         plan, sections, tools = plan_from_request(request)
-        report(f"{n} passages", spec, plan, sections, tools, repeats, reference=False)
+        report(f"{n} passages", spec, plan, sections, tools, repeats, reference_limit=0)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
+    parser.add_argument("--counter", default="mistral:tekken_240911")
+    parser.add_argument("--no-hf", action="store_true", help="only the --counter, not the hf: counter too")
+    parser.add_argument("--reference-seconds", type=float, default=None,
+                        help="run the reference where it is expected to take at most this long "
+                             "(default 300, 60 with --quick)")
+    args = parser.parse_args(argv)
+    repeats = 3 if args.quick else 5
+    limit = args.reference_seconds if args.reference_seconds is not None else (60.0 if args.quick else 300.0)
+    strategies = {"summarise-span": SummariseSpan(FixedSummariser())}
+    with tempfile.TemporaryDirectory() as folder:
+        for spec in (args.counter,) if args.no_hf else (args.counter, hf_spec(folder)):
+            bench_cases(spec, args.quick, repeats, limit, strategies)
+    bench_replay(args.counter, repeats)
+    bench_long_sections(args.counter, args.quick, strategies)
+    bench_scaling(args.counter, args.quick, repeats)
     return 0
 
 

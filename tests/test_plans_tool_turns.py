@@ -1,0 +1,77 @@
+"""Plans whose history has tool calls in every turn (issue 15's "turns that carry tool calls"): the item model
+does not cover tool calls and results, so the default answers a strategy's lists and the trace's prefixes
+from the counter's exact variant counts (Mistral's one pass) where it has them. Same bytes as the reference,
+with far fewer complete counts."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_plan_fast_counting import TEXT, Fixed, outcome
+
+from core import (ContextAssembler, ContextBudgetError, ContextPlan, Message, SectionPlan, SummariseSpan, ToolCall,
+                  ToolDefinition, make_counter)
+
+TOOLS = [ToolDefinition(name="lookup", description="Look something up.",
+                        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})]
+STRATEGIES = ("drop-oldest", "pin-and-fold", "newest-turns", "summarise-span")
+
+
+def tool_history(turns: int, texts=None) -> list[Message]:
+    out = []
+    for t in range(turns):
+        text = (lambda k: texts[(t * 3 + k) % len(texts)] or "x") if texts else (lambda k: f"message {t}.{k} about trains")
+        out.append(Message(role="user", content=f"Question {t}: {text(0)}", id=f"u{t}"))
+        call = ToolCall(id=f"call{t:05d}"[-9:].rjust(9, "c"), name="lookup", arguments={"q": text(1)})
+        out.append(Message(role="assistant", tool_calls=[call], id=f"c{t}"))
+        out.append(Message(role="tool", content=f"result {t}: {text(2)}", tool_call_id=call.id, id=f"r{t}"))
+        out.append(Message(role="assistant", content=f"Answer {t}: the train leaves at {t % 12 + 1}.", id=f"a{t}"))
+    return out
+
+
+def plan_for(compaction: str, budget: int) -> ContextPlan:
+    return ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction=compaction),
+                                 SectionPlan("question", pinned=True)), budget_tokens=budget)
+
+
+def data_for(history: list[Message]) -> dict:
+    return {"system": [Message(role="system", content="Answer from the tools.")], "recent": history,
+            "question": [Message(role="user", content="When is the next train?", id="q")]}
+
+
+def compare(compaction: str, budget: int, data: dict, counter=None) -> tuple[object, dict]:
+    counter = counter or make_counter()
+    strategies = {"summarise-span": SummariseSpan(Fixed(), max_summary_tokens=40)}
+    stats: dict = {}
+    slow = outcome(ContextAssembler(plan_for(compaction, budget), counter, strategies=strategies, reference=True),
+                   data, tools=TOOLS)
+    fast = outcome(ContextAssembler(plan_for(compaction, budget), counter, strategies=strategies), data, tools=TOOLS,
+                   stats=stats)
+    if isinstance(slow, ContextBudgetError):
+        assert isinstance(fast, ContextBudgetError) and str(fast) == str(slow)
+        return slow, stats
+    assert not isinstance(fast, Exception), fast
+    assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
+    return slow, stats
+
+
+@pytest.mark.parametrize("compaction", STRATEGIES)
+def test_tool_turns_under_mistral_equal_the_reference_with_few_complete_counts(compaction):
+    data = data_for(tool_history(30))
+    roomy, _ = compare(compaction, 10 ** 5, data)
+    for budget in (roomy.input_tokens // 3, roomy.input_tokens // 2, roomy.input_tokens - 5):
+        result, stats = compare(compaction, budget, data)
+        if compaction in ("newest-turns", "pin-and-fold") and not isinstance(result, ContextBudgetError):
+            # the reference counts the complete prompt about twice per entry; variant counts answer instead
+            assert stats["full_counts"] <= 12, stats
+
+
+@given(st.lists(TEXT, min_size=3, max_size=9), st.integers(1, 6), st.sampled_from(STRATEGIES), st.floats(0.2, 1.0))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_tool_turns_equal_the_reference_on_adversarial_text(texts, turns, compaction, where):
+    data = data_for(tool_history(turns, texts))
+    roomy, _ = compare(compaction, 10 ** 5, data)
+    if isinstance(roomy, ContextBudgetError):
+        return
+    pins = sum(e.tokens for e in roomy.trace if e.decision in ("pinned", "required"))
+    compare(compaction, max(8, pins + int(where * (roomy.input_tokens - pins))), data)
