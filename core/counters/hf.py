@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
-from . import template_limits
+from . import template_compare, template_limits
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
 
 MANIFEST_NAME = "tokenizer-manifest.json"
@@ -129,6 +129,7 @@ class HFCounter(TokenCounter):
             raise ManifestMismatch(str(directory), "chat template", manifest["template_sha256"], template_sha)
         self._tokenizer = tokenizer
         self._template = template
+        self._templates = templates
         self.template_note = template_limits.install(templates)  # a time and size limit on every render
         limit = getattr(tokenizer, "model_max_length", None)
         if isinstance(limit, int) and 0 < limit < 10_000_000:  # transformers uses 1e30 for "unknown"
@@ -215,6 +216,14 @@ class HFCounter(TokenCounter):
 
     def render_text(self, messages, tools) -> str:
         return self._apply(messages, tools, tokenize=False)
+
+    def compared_message_fields(self) -> frozenset[str]:
+        """Read from the chat templates' syntax (``core.counters.template_compare``), once per counter; a
+        template that cannot be read is taken to compare whole messages."""
+        known = self.__dict__.get("_compared")
+        if known is None:
+            known = self._compared = template_compare.fields_of_templates(self._templates)
+        return known
 
     def text_token_count(self, text: str) -> int:
         try:
