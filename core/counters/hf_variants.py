@@ -1,21 +1,31 @@
 """Exact complete counts of the prefixes ``count_imported`` asks for, for ``hf:``, from one render and one
-tokenisation of the whole request, where the chat template is prefix-stable.
+tokenisation of the whole request, where the chat template allows it; every other variant is counted whole.
 
-A template is prefix-stable at a boundary when the request cut there renders as the whole request's text up
-to the boundary, then the generation prompt. Most templates are, at most boundaries: each message is written
-from its own fields and its position. Not every one everywhere: Qwen3 writes an empty thinking block into an
-assistant message that ends the request, and closes a run of tool results only at its last; Mistral Nemo moves
-the tool list and the system prompt to the last user message. So stability is learned per kind of boundary
-(the roles on either side of it): for each kind, a few boundaries of this request (its first, middle and last)
-are rendered cut there, and the cut must read exactly as the whole render up to that point; the first of them
-is also counted whole. Every other boundary of a stable kind is found in the whole render as the text that
-opens its next message there (the same for every boundary of the kind, followed by that message's text), and
-must fall between two tokens of the whole tokenisation that the tokenizer splits apart (an added token right
-after it). The prefix's count is then the whole render's tokens before the boundary plus the generation
-prompt's. A boundary not known this way raises ``Unsure``, and that variant is counted whole; so does every
-variant that leaves a slice out of the middle.
+A template is prefix-stable at a boundary (between two messages) when the request cut there renders as the
+whole request's text up to the boundary, then the generation prompt. Most templates are, at most boundaries:
+each message is written from its own fields and its position. Not everywhere: Qwen3 and Gemma 4 write the
+reply that ends a request otherwise (an empty thinking block), Qwen3 closes a run of tool results only at its
+last, Mistral Nemo moves the tool list and the system prompt to the last user message.
 
-A template that compares message texts with one another (``compared_message_fields``) gets no variants.
+So what holds is learned per group of boundaries: the roles on either side (and whether each message makes tool
+calls) and the shape of the turn the boundary ends (the messages from the last user message on). For each
+group, a few of this request's own boundaries (its first, middle and last) are rendered cut there:
+
+- if each cut reads exactly as the whole render up to a point, then the generation prompt, the group is
+  stable: every boundary of it is found in the whole render as the text that opens its next message (the same
+  at every sampled boundary of its kind) followed by that message's text, and must fall where the tokenizer
+  splits (a token of the whole tokenisation ends there and an added token is spelled right after it). Its
+  prefix count: the whole render's tokens before the boundary, plus the generation prompt's.
+- else, if each cut reads as the whole render up to the message before, then a *window* (the system message,
+  and the turn from its last user message to the cut) rendered on its own from that message on, then the
+  prompt, the group is windowed: its prefix count is the whole render's tokens before that message, the
+  tokens of the window's last block, and the prompt's.
+
+The first sampled cut of each group is also counted whole and must agree. A group neither way, a boundary not
+found, or a slice left out of the middle raises ``Unsure``: that variant is counted whole. The samples vouch
+for their group, not for every boundary in it: a template whose output at one boundary depends on something
+no group tells apart could still differ there. A template that compares message texts with one another
+(``compared_message_fields``: Nemo) gets no variants at all.
 """
 from __future__ import annotations
 
@@ -25,7 +35,8 @@ from typing import Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import TemplateRefused
 
-SAMPLES_PER_KIND = 3
+SAMPLES_PER_GROUP = 3
+MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
 
 
 class Unsure(Exception):
@@ -51,17 +62,35 @@ class HFVariants:
         self.ends = [end for _, end in offsets]
         self.added = tuple(counter.untrusted_spellings())
         through = self._tokens_before(len(bare))
-        if through is None:
-            raise Unsure("the generation prompt does not start at a token boundary")
+        if through is None or not self.prompt.startswith(self.added):
+            raise Unsure("the generation prompt does not start where the tokenizer splits")
         self.prompt_tokens = total - through
-        # boundary k: between messages k-1 and k (1 <= k < n); its kind is the two roles
-        kinds: dict[tuple[str, str], list[int]] = {}
-        for k in range(1, n):
-            kinds.setdefault((self.m[k - 1].role, self.m[k].role), []).append(k)
-        self.opening = {kind: self._learn(at) for kind, at in kinds.items()}
+        self.turn_start = []  # the last user message at or before each message (0 when none)
+        for k, x in enumerate(self.m):
+            self.turn_start.append(k if x.role == "user" else (self.turn_start[-1] if k else 0))
+        groups: dict[tuple, list[int]] = {}
+        for k in range(1, n):  # boundary k: between messages k-1 and k
+            groups.setdefault((self.kind(k), self.turn_shape(k)), []).append(k)
+        self.opening: dict[tuple, str | None] = {}
+        self.mode: dict[tuple, str] = {}
+        self._samples: dict[tuple, list[tuple[int, str]]] = {}
+        for g, (key, at) in enumerate(groups.items()):
+            if g < MAX_GROUPS:
+                self._sample(key, at)
         self.cut = self._locate()
         self._lasts: dict[int, int | None] = {}
-        self.windowed = {kind for kind, at in kinds.items() if self.opening[kind] is None and self._learn_window(at)}
+        for key in list(self._samples):
+            self.mode[key] = self._judge(key)
+        self.group_of = {k: key for key, at in groups.items() for k in at}
+
+    def kind(self, k: int) -> tuple:
+        """The roles on either side of boundary ``k``, and whether each message makes tool calls."""
+        before, after = self.m[k - 1], self.m[k]
+        return before.role, bool(before.tool_calls), after.role, bool(after.tool_calls)
+
+    def turn_shape(self, k: int) -> tuple:
+        """Roles (and tool calls) of the turn boundary ``k`` ends: from its last user message to message ``k - 1``."""
+        return tuple((x.role, bool(x.tool_calls)) for x in self.m[self.turn_start[k - 1]:k])
 
     def _tokens_before(self, offset: int) -> int | None:
         """Tokens of the whole render that end at or before ``offset``, where one ends exactly there and an added
@@ -76,67 +105,78 @@ class HFVariants:
             return None
         return count
 
-    def _learn(self, at: list[int]) -> str | None:
-        """The text that opens the message after a boundary of one kind (``at``: every boundary of it), or
-        ``None`` where the template is not prefix-stable there: a sampled cut renders otherwise than the whole
-        render up to it and the generation prompt, the template refuses it, or (the first) its count differs."""
-        opening = None
-        for i, k in enumerate(sorted({at[0], at[len(at) // 2], at[-1]})[:SAMPLES_PER_KIND]):
+    # ---- learning, from this request's own boundaries
+
+    def _sample(self, key: tuple, at: list[int]) -> None:
+        """Render a few cuts of a group; where the cut is stable, learn its kind's opening from it."""
+        cuts = []
+        for k in sorted({at[0], at[len(at) // 2], at[-1]})[:SAMPLES_PER_GROUP]:
             try:
-                cut = self.counter.render_text(self.m[:k], self.tools)
+                cuts.append((k, self.counter.render_text(self.m[:k], self.tools)))
             except TemplateRefused:
-                return None
-            offset = len(cut) - len(self.prompt)
-            if not cut.endswith(self.prompt) or not self.whole.startswith(cut[:offset]):
-                return None
-            found = self._opening(k, offset)
-            if found is None or (opening is not None and found != opening):
-                return None
-            opening = found
-            if i == 0:
-                before = self._tokens_before(offset)
-                if before is None or before + self.prompt_tokens != self.counter.count(self.m[:k], self.tools):
-                    return None
-        return opening
+                return  # never sampled: every prefix of the group is counted whole
+        self._samples[key] = cuts
+        kind = key[0]
+        for k, cut in cuts:
+            if not self._stable_cut(cut):
+                continue
+            found = self._opening(k, len(cut) - len(self.prompt))
+            if found is not None and self.opening.setdefault(kind, found) != found:
+                self.opening[kind] = None  # two boundaries of one kind opened otherwise: none is trusted
+
+    def _stable_cut(self, cut: str) -> bool:
+        return cut.endswith(self.prompt) and self.whole.startswith(cut[:len(cut) - len(self.prompt)])
 
     def _opening(self, k: int, offset: int) -> str | None:
         """The text between boundary ``k`` (at ``offset``) and where message ``k``'s own text is written."""
-        content = self.m[k].content
-        if not content:
-            return None
-        start = self.whole.find(content, offset)
-        return None if start < 0 else self.whole[offset:start]
+        for content in _spellings(self.m[k].content):
+            start = self.whole.find(content, offset)
+            if start >= 0:
+                return self.whole[offset:start]
+        return None
 
     def _locate(self) -> dict[int, int]:
-        """Boundary -> its offset in the whole render, for boundaries of stable kinds found unambiguously in order."""
+        """Boundary -> its offset in the whole render, for boundaries of kinds with a known opening, found in order."""
         cut: dict[int, int] = {}
         cursor = 0
         for k in range(1, self.n):
-            opening = self.opening.get((self.m[k - 1].role, self.m[k].role))
-            content = self.m[k].content
-            if opening is None or not content:
-                found = self.whole.find(content, cursor) if content else -1
-                cursor = cursor if found < 0 else found + len(content)
-                continue
-            start = self.whole.find(opening + content, cursor)
-            if start < 0:
-                continue
-            if self._tokens_before(start) is not None:
-                cut[k] = start
-            cursor = start + len(opening) + len(content)
+            opening = self.opening.get(self.kind(k))
+            for content in _spellings(self.m[k].content):
+                start = self.whole.find(content if opening is None else opening + content, cursor)
+                if start >= 0:
+                    if opening is not None and self._tokens_before(start) is not None:
+                        cut[k] = start
+                    cursor = start + len(content) + (0 if opening is None else len(opening))
+                    break
         return cut
 
-    # ---- a template that writes the last message otherwise (Qwen3's empty thinking block in a final reply)
+    def _judge(self, key: tuple) -> str:
+        """``stable``, ``windowed`` or ``whole`` for one group, from its sampled cuts (the first counted whole)."""
+        cuts = self._samples[key]
+        if all(self._stable_cut(cut) and k in self.cut and self.cut[k] == len(cut) - len(self.prompt)
+               for k, cut in cuts):
+            k = cuts[0][0]
+            stable = self._tokens_before(self.cut[k]) + self.prompt_tokens
+            return "stable" if stable == self.counter.count(self.m[:k], self.tools) else "whole"
+        for k, cut in cuts:
+            block = self._last_block(k)
+            if block is None or cut != self.whole[:self.cut[k - 1]] + block + self.prompt:
+                return "whole"
+        k = cuts[0][0]
+        return "windowed" if self._windowed_count(k) == self.counter.count(self.m[:k], self.tools) else "whole"
+
+    # ---- a template that writes the message ending the request otherwise
 
     def _last_block(self, k: int) -> str | None:
         """How message ``k - 1`` is written when it ends the request, from two renders of a window (the system
-        message, if any, and messages ``k - 2`` and ``k - 1``): the window's text after message ``k - 2``."""
-        if k < 2 or k - 1 not in self.cut or not self.prompt.startswith(self.added):
+        message, if any, then the turn from its last user message): the window's text after message ``k - 2``."""
+        if k < 2 or k - 1 not in self.cut:
             return None
-        head = self.m[:1] if self.m[0].role == "system" and k > 2 else []
+        start = min(self.turn_start[k - 2], k - 2)
+        head = self.m[:1] if self.m[0].role == "system" and start > 0 else []
         try:
-            shorter = self.counter.render_text(head + self.m[k - 2:k - 1], self.tools)
-            longer = self.counter.render_text(head + self.m[k - 2:k], self.tools)
+            shorter = self.counter.render_text(head + self.m[start:k - 1], self.tools)
+            longer = self.counter.render_text(head + self.m[start:k], self.tools)
         except TemplateRefused:
             return None
         g = len(self.prompt)
@@ -153,37 +193,16 @@ class HFVariants:
                 self._tokens_before(self.cut[k - 1]) + self.counter.text_count(block) + self.prompt_tokens
         return self._lasts[k]
 
-    def _learn_window(self, at: list[int]) -> bool:
-        """Whether the window gives the prefixes of one kind of boundary: sampled cuts rendered whole must read
-        as the whole render up to the message before, the window's last block and the generation prompt (the
-        first also counted whole)."""
-        usable = [k for k in at if k - 1 in self.cut]
-        if not usable:
-            return False
-        for i, k in enumerate(sorted({usable[0], usable[len(usable) // 2], usable[-1]})[:SAMPLES_PER_KIND]):
-            block = self._last_block(k)
-            if block is None:
-                return False
-            try:
-                cut = self.counter.render_text(self.m[:k], self.tools)
-            except TemplateRefused:
-                return False
-            if cut != self.whole[:self.cut[k - 1]] + block + self.prompt:
-                return False
-            if i == 0 and self._windowed_count(k) != self.counter.count(self.m[:k], self.tools):
-                return False
-        return True
-
     def count(self, start: int, end: int) -> int | None:
         """The complete count of ``messages[:start] + messages[end:]``: prefixes only (``end == n``)."""
         if end != self.n or start == 0:
             raise Unsure("only prefixes are known here")
         if start == self.n:
             return self.total
-        offset = self.cut.get(start)
-        if offset is not None and self.opening.get((self.m[start - 1].role, self.m[start].role)) is not None:
-            return self._tokens_before(offset) + self.prompt_tokens
-        if (self.m[start - 1].role, self.m[start].role) in self.windowed:
+        mode = self.mode.get(self.group_of[start])
+        if mode == "stable" and start in self.cut:
+            return self._tokens_before(self.cut[start]) + self.prompt_tokens
+        if mode == "windowed":
             counted = self._windowed_count(start)
             if counted is not None:
                 return counted
@@ -200,3 +219,10 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
         return HFVariants(counter, messages, tools, total)
     except Exception:  # noqa: BLE001 - Unsure, a slow tokenizer without offsets, a refusal: every variant whole
         return None
+
+
+def _spellings(content: str | None) -> list[str]:
+    """How a message's text may be written: as it is, or trimmed (Gemma 4 trims)."""
+    if not content:
+        return []
+    return [content] if content == content.strip() or not content.strip() else [content, content.strip()]
