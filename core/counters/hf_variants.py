@@ -129,25 +129,24 @@ class HFVariants:
 
     def _opening(self, k: int, offset: int) -> str | None:
         """The text between boundary ``k`` (at ``offset``) and where message ``k``'s own text is written."""
-        for content in _spellings(self.m[k].content):
-            start = self.whole.find(content, offset)
-            if start >= 0:
-                return self.whole[offset:start]
-        return None
+        found = [start for content in _spellings(self.m[k].content)
+                 for start in [self.whole.find(content, offset)] if start >= 0]
+        return self.whole[offset:min(found)] if found else None
 
     def _locate(self) -> dict[int, int]:
         """Boundary -> its offset in the whole render, for boundaries of kinds with a known opening, found in order."""
         cut: dict[int, int] = {}
         cursor = 0
         for k in range(1, self.n):
-            opening = self.opening.get(self.kind(k))
-            for content in _spellings(self.m[k].content):
-                start = self.whole.find(content if opening is None else opening + content, cursor)
-                if start >= 0:
-                    if opening is not None and self._tokens_before(start) is not None:
-                        cut[k] = start
-                    cursor = start + len(content) + (0 if opening is None else len(opening))
-                    break
+            opening = self.opening.get(self.kind(k)) or ""
+            found = [(start, len(content)) for content in _spellings(self.m[k].content)
+                     for start in [self.whole.find(opening + content, cursor)] if start >= 0]
+            if not found:
+                continue
+            start, length = min(found)  # the first place it is written (a text cut short can match further on)
+            if opening and self._tokens_before(start) is not None:
+                cut[k] = start
+            cursor = start + len(opening) + length
         return cut
 
     def _judge(self, key: tuple) -> str:
@@ -222,7 +221,13 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
 
 
 def _spellings(content: str | None) -> list[str]:
-    """How a message's text may be written: as it is, or trimmed (Gemma 4 trims)."""
+    """How a message's text may be written: as it is, trimmed (Gemma 4), or without the reasoning before its last
+    ``</think>`` (Qwen3 and DeepSeek-R1 drop it from earlier replies). Only candidates: a boundary is located where
+    the kind's opening and one of them are written, first after the message before."""
     if not content:
         return []
-    return [content] if content == content.strip() or not content.strip() else [content, content.strip()]
+    out = [content, content.strip()]
+    if "</think>" in content:
+        after = content.split("</think>")[-1]
+        out += [after, after.lstrip("\n"), after.strip()]
+    return [s for i, s in enumerate(out) if s and s not in out[:i]]

@@ -134,11 +134,14 @@ def openai_body(n: int, model: str, seed: int = 3) -> dict:
     return {"model": model, "messages": messages}
 
 
-def bench_import_count(sizes: list[int], whole_max: int) -> None:
+def bench_import_count(sizes: list[int], whole_max: int, hf: list[str] | None = None) -> None:
     """For ``mistral:`` (a body of model mistral-large-latest) and, with the shared tiktoken cache, ``openai:``
-    (gpt-4o): the CLI's ``count`` runs with its default counter, auto, which picks the same one."""
+    (gpt-4o): the CLI's ``count`` runs with its default counter, auto, which picks the same one. ``hf``: only
+    these tokenizers of ../shared/tokenizers/hf instead (the CLI given ``--counter hf:<dir>``)."""
     runs = [("mistral:tekken_240911", "mistral-large-latest", {})]
-    if (TIKTOKEN_CACHE / "fb374d419588a4632f3f557e76b4b70aebbca790").is_file():
+    if hf:
+        runs = [(f"hf:{QWEN3.parent / name}", "x", {}) for name in hf if (QWEN3.parent / name / "tokenizer.json").is_file()]
+    elif (TIKTOKEN_CACHE / "fb374d419588a4632f3f557e76b4b70aebbca790").is_file():
         runs.append(("openai:gpt-4o", "gpt-4o", {"TIKTOKEN_CACHE_DIR": str(TIKTOKEN_CACHE.resolve())}))
     else:
         print(f"(openai:gpt-4o skipped: the shared tiktoken cache {TIKTOKEN_CACHE} is absent)")
@@ -169,7 +172,8 @@ def _import_rows(spec: str, model: str, sizes: list[int], whole_max: int) -> Non
             path = Path(tmp) / f"openai-{n}.json"
             path.write_text(json.dumps(body))
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "core.cli", "count", str(path)], cwd=ROOT, check=True,
+            chosen = ["--counter", spec] if spec.startswith("hf:") else []
+            subprocess.run([sys.executable, "-m", "core.cli", "count", *chosen, str(path)], cwd=ROOT, check=True,
                            stdout=subprocess.DEVNULL)
             cli = time.perf_counter() - start
             whole, same = "not run", ""
@@ -211,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--whole-max", type=int, default=1000,
                         help="largest import also counted the old way, every variant whole (default 1000)")
     parser.add_argument("--skip", default="", help="comma-separated sections to leave out: mistral,hf,import")
+    parser.add_argument("--hf-import", default="", metavar="NAMES",
+                        help="the import section with these hf tokenizers only (e.g. qwen3,phi35,gemma4)")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     sizes = [1000, 32000] if args.quick else [1000, 32000, 200000]
@@ -219,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     if "hf" not in skip:
         bench_hf(sizes)
     if "import" not in skip:
-        bench_import_count([1000, 3000] if args.quick else [1000, 3000, 10000], args.whole_max)
+        bench_import_count([1000, 3000] if args.quick else [1000, 3000, 10000], args.whole_max,
+                           [name for name in args.hf_import.split(",") if name])
     if args.assemble:
         bench_assemble_history([6000, 10000])
     return 0
