@@ -214,6 +214,9 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
     fields = counter.compared_message_fields()
     if fields - {"tool_calls", "tool_call_id", "id"}:
         return None  # what a message adds can depend on another's text
+    ids = [c.id for m in messages for c in m.tool_calls]
+    if fields and len(ids) != len(set(ids)):
+        return None  # a template that matches results to calls by id, and a recording that reuses an id
     try:
         return HFVariants(counter, messages, tools, total)
     except Exception:  # noqa: BLE001 - Unsure, a slow tokenizer without offsets, a refusal: every variant whole
