@@ -193,7 +193,7 @@ def main(argv=None) -> int:
     cases = scale_cases(args.quick) if args.scale else shapes(args.quick)
     what = "scale" if args.scale else "shapes"
     with tempfile.TemporaryDirectory() as folder:
-        specs = (args.counter,) if args.no_hf else (hf_spec(folder),) if args.hf_only else (args.counter, hf_spec(folder))
+        specs = [args.counter] if args.no_hf else [hf_spec(folder)] if args.hf_only else [args.counter, hf_spec(folder)]
         for spec in specs:
             print(f"\n## {what}, counter {spec}: default / one complete count of every candidate (target <= 2), "
                   f"reference / default (target >= 30), byte-identical check", flush=True)
