@@ -161,6 +161,12 @@ class TokenCounter(ABC):
             self._text_cache[text] = hit
         return hit
 
+    def compared_message_fields(self) -> frozenset[str]:
+        """Message fields the chat template compares between messages by value (``"message"``: whole
+        messages; ``"content"``, ``"tool_call_id"``...): where two messages hold equal values there, what one
+        adds to the count can depend on the other. Empty for templates that render each message on its own."""
+        return frozenset()
+
     def variant_counts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], total: int):
         """An object whose ``count(start, end)`` gives the exact complete count of ``messages[:start] +
         messages[end:]`` (``None`` when the template refuses it) faster than counting it whole, raising an

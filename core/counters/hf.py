@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
-from . import template_limits
+from . import template_compare, template_limits
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
 
 MANIFEST_NAME = "tokenizer-manifest.json"
@@ -129,6 +129,7 @@ class HFCounter(TokenCounter):
             raise ManifestMismatch(str(directory), "chat template", manifest["template_sha256"], template_sha)
         self._tokenizer = tokenizer
         self._template = template
+        self._templates = templates
         self.template_note = template_limits.install(templates)  # a time and size limit on every render
         limit = getattr(tokenizer, "model_max_length", None)
         if isinstance(limit, int) and 0 < limit < 10_000_000:  # transformers uses 1e30 for "unknown"
@@ -189,12 +190,12 @@ class HFCounter(TokenCounter):
         return [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                   "parameters": t.parameters}} for t in tools]
 
-    def _apply(self, messages, tools, *, tokenize: bool):
+    def _apply(self, messages, tools, *, tokenize: bool, generation: bool = True):
         if getattr(self, "_limit_error", None):  # a template that ran past a limit once is not run again
             raise CounterError(self._limit_error)
         try:
             return self._tokenizer.apply_chat_template(
-                self.conversation(messages), tools=self.tool_schemas(tools), add_generation_prompt=True,
+                self.conversation(messages), tools=self.tool_schemas(tools), add_generation_prompt=generation,
                 tokenize=tokenize, return_dict=False, **self.chat_template_kwargs)
         except template_limits.TemplateLimitExceeded as exc:
             self._limit_error = f"{self.name}: {exc}"
@@ -215,6 +216,32 @@ class HFCounter(TokenCounter):
 
     def render_text(self, messages, tools) -> str:
         return self._apply(messages, tools, tokenize=False)
+
+    def render_prompt(self, messages, tools, *, generation: bool) -> str:
+        """``render_text``, with or without the generation prompt."""
+        return self._apply(messages, tools, tokenize=False, generation=generation)
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) character offsets of the tokens ``token_ids`` makes of a rendered ``text``."""
+        encoded = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
+
+    def eos_spelling(self) -> str | None:
+        token = getattr(self._tokenizer, "eos_token", None)
+        return str(token) if token else None
+
+    def variant_counts(self, messages, tools, total):
+        from .hf_variants import variants
+
+        return variants(self, messages, tools, total)
+
+    def compared_message_fields(self) -> frozenset[str]:
+        """Read from the chat templates' syntax (``core.counters.template_compare``), once per counter; a
+        template that cannot be read is taken to compare whole messages."""
+        known = self.__dict__.get("_compared")
+        if known is None:
+            known = self._compared = template_compare.fields_of_templates(self._templates)
+        return known
 
     def text_token_count(self, text: str) -> int:
         try:

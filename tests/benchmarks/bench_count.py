@@ -134,11 +134,16 @@ def openai_body(n: int, model: str, seed: int = 3) -> dict:
     return {"model": model, "messages": messages}
 
 
-def bench_import_count(sizes: list[int], whole_max: int) -> None:
+def bench_import_count(sizes: list[int], whole_max: int, hf: list[str] | None = None, estimate: bool = False) -> None:
     """For ``mistral:`` (a body of model mistral-large-latest) and, with the shared tiktoken cache, ``openai:``
-    (gpt-4o): the CLI's ``count`` runs with its default counter, auto, which picks the same one."""
+    (gpt-4o): the CLI's ``count`` runs with its default counter, auto, which picks the same one. ``hf``: only
+    these tokenizers of ../shared/tokenizers/hf instead (the CLI given ``--counter hf:<dir>``). ``estimate``: above
+    ``whole_max``, the whole-count method's time estimated from a sample of its counts."""
     runs = [("mistral:tekken_240911", "mistral-large-latest", {})]
-    if (TIKTOKEN_CACHE / "fb374d419588a4632f3f557e76b4b70aebbca790").is_file():
+    if hf:
+        folders = [QWEN3.parent / name for name in hf]
+        runs = [(f"hf:{folder}", "x", {}) for folder in folders if (folder / "tokenizer.json").is_file()]
+    elif (TIKTOKEN_CACHE / "fb374d419588a4632f3f557e76b4b70aebbca790").is_file():
         runs.append(("openai:gpt-4o", "gpt-4o", {"TIKTOKEN_CACHE_DIR": str(TIKTOKEN_CACHE.resolve())}))
     else:
         print(f"(openai:gpt-4o skipped: the shared tiktoken cache {TIKTOKEN_CACHE} is absent)")
@@ -148,13 +153,27 @@ def bench_import_count(sizes: list[int], whole_max: int) -> None:
               f"{'CLI count s':>13}{'whole-count method s':>22}  figures")
         os.environ.update(env)
         try:
-            _import_rows(spec, model, sizes, whole_max)
+            _import_rows(spec, model, sizes, whole_max, estimate)
         finally:
             for key in env:
                 os.environ.pop(key, None)
 
 
-def _import_rows(spec: str, model: str, sizes: list[int], whole_max: int) -> None:
+def _whole_estimate(counter, imported, samples: int = 30) -> float:
+    """Seconds the whole-count method would take (one complete count per message, of the request cut there),
+    estimated from ``samples`` evenly spaced prefix counts: for sizes where running it is out of reach."""
+    messages, tools = list(imported.messages), list(imported.tools)
+    n = len(messages)
+    took = 0.0
+    for k in range(n // samples, n + 1, max(1, n // samples)):
+        counter._cache.clear()
+        start = time.perf_counter()
+        counter.count(messages[:k], tools)
+        took += time.perf_counter() - start
+    return took * n / len(range(n // samples, n + 1, max(1, n // samples)))
+
+
+def _import_rows(spec: str, model: str, sizes: list[int], whole_max: int, estimate: bool = False) -> None:
     counter = make_counter(spec)
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
@@ -169,7 +188,8 @@ def _import_rows(spec: str, model: str, sizes: list[int], whole_max: int) -> Non
             path = Path(tmp) / f"openai-{n}.json"
             path.write_text(json.dumps(body))
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "core.cli", "count", str(path)], cwd=ROOT, check=True,
+            chosen = ["--counter", spec] if spec.startswith("hf:") else []
+            subprocess.run([sys.executable, "-m", "core.cli", "count", *chosen, str(path)], cwd=ROOT, check=True,
                            stdout=subprocess.DEVNULL)
             cli = time.perf_counter() - start
             whole, same = "not run", ""
@@ -180,6 +200,9 @@ def _import_rows(spec: str, model: str, sizes: list[int], whole_max: int) -> Non
                 took = time.perf_counter() - start
                 whole = f"{took:.2f} ({took / seconds:.0f}x)"
                 same = "identical" if slow.to_json() == fast.to_json() else "DIFFERENT"
+            elif estimate:
+                took = _whole_estimate(counter, imported)
+                whole = f"~{took:.0f} ({took / seconds:.0f}x) est."
             print(f"{n:>9}{seconds:>18.2f}{seconds / n * 1000:>15.3f}{counts:>17}{cli:>13.2f}{whole:>22}  {same}",
                   flush=True)
 
@@ -211,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--whole-max", type=int, default=1000,
                         help="largest import also counted the old way, every variant whole (default 1000)")
     parser.add_argument("--skip", default="", help="comma-separated sections to leave out: mistral,hf,import")
+    parser.add_argument("--whole-estimate", action="store_true",
+                        help="above --whole-max, estimate the whole-count method from 30 evenly spaced prefix counts")
+    parser.add_argument("--hf-import", default="", metavar="NAMES",
+                        help="the import section with these hf tokenizers only (e.g. qwen3,phi35,gemma4)")
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     sizes = [1000, 32000] if args.quick else [1000, 32000, 200000]
@@ -219,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     if "hf" not in skip:
         bench_hf(sizes)
     if "import" not in skip:
-        bench_import_count([1000, 3000] if args.quick else [1000, 3000, 10000], args.whole_max)
+        bench_import_count([1000, 3000] if args.quick else [1000, 3000, 10000], args.whole_max,
+                           [name for name in args.hf_import.split(",") if name], args.whole_estimate)
     if args.assemble:
         bench_assemble_history([6000, 10000])
     return 0

@@ -7,6 +7,7 @@ beside the reference method, checked byte for byte as it runs (not timed tests).
                                                                   300 and 2,000 turns, peak memory / text size)
     ... --cpu                                                    (CPU time of this process instead of wall time:
                                                                   steadier on a machine other processes load)
+    .venv/bin/python -m tests.benchmarks.bench_shapes --hf-only  (the hf: counter alone; --no-hf: --counter alone)
 
 Each shape runs with ``--counter`` (mistral: by default) and with an ``hf:`` counter (the real Qwen3
 tokenizer of ../shared/tokenizers/hf/qwen3 when present, else the toy tokenizer of the test suite).
@@ -188,13 +189,15 @@ def main(argv=None) -> int:
     parser.add_argument("--counter", default="mistral:tekken_240911")
     parser.add_argument("--no-hf", action="store_true", help="only the --counter, not the hf: counter too")
     parser.add_argument("--cpu", action="store_true", help="time in process CPU time (a loaded machine), not wall time")
+    parser.add_argument("--hf-only", action="store_true", help="only the hf: counter, not the --counter")
     args = parser.parse_args(argv)
     Clock.use_cpu(args.cpu)
     repeats = 3 if args.quick or args.scale else 5
     cases = scale_cases(args.quick) if args.scale else shapes(args.quick)
     what = "scale" if args.scale else "shapes"
     with tempfile.TemporaryDirectory() as folder:
-        for spec in (args.counter,) if args.no_hf else (args.counter, hf_spec(folder)):
+        specs = [args.counter] if args.no_hf else [hf_spec(folder)] if args.hf_only else [args.counter, hf_spec(folder)]
+        for spec in specs:
             print(f"\n## {what}, counter {spec}: default / one complete count of every candidate (target <= 2), "
                   f"reference / default (target >= 30), byte-identical check", flush=True)
             print(HEADER, flush=True)

@@ -1,0 +1,236 @@
+"""Exact complete counts of the prefixes ``count_imported`` asks for, for ``hf:``, from one render and one
+tokenisation of the whole request, where the chat template allows it; every other variant is counted whole.
+
+A template is prefix-stable at a boundary (between two messages) when the request cut there renders as the
+whole request's text up to the boundary, then the generation prompt. Most templates are, at most boundaries:
+each message is written from its own fields and its position. Not everywhere: Qwen3 and Gemma 4 write the
+reply that ends a request otherwise (an empty thinking block), Qwen3 closes a run of tool results only at its
+last, Mistral Nemo moves the tool list and the system prompt to the last user message.
+
+So what holds is learned per group of boundaries: the roles on either side (and whether each message makes tool
+calls) and the shape of the turn the boundary ends (the messages from the last user message on). For each
+group, a few of this request's own boundaries (its first, middle and last) are rendered cut there:
+
+- if each cut reads exactly as the whole render up to a point, then the generation prompt, the group is
+  stable: every boundary of it is found in the whole render as the text that opens its next message (the same
+  at every sampled boundary of its kind) followed by that message's text, and must fall where the tokenizer
+  splits (a token of the whole tokenisation ends there and an added token is spelled right after it). Its
+  prefix count: the whole render's tokens before the boundary, plus the generation prompt's.
+- else, if each cut reads as the whole render up to the message before, then a *window* (the system message,
+  and the turn from its last user message to the cut) rendered on its own from that message on, then the
+  prompt, the group is windowed: its prefix count is the whole render's tokens before that message, the
+  tokens of the window's last block, and the prompt's.
+
+The first sampled cut of each group is also counted whole and must agree. A group neither way, a boundary not
+found, or a slice left out of the middle raises ``Unsure``: that variant is counted whole. The samples vouch
+for their group, not for every boundary in it: a template whose output at one boundary depends on something
+no group tells apart could still differ there. A template that compares message texts with one another
+(``compared_message_fields``: Nemo) gets no variants at all.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Sequence
+
+from ..contracts import ChatMessage, ToolDefinition
+from ..errors import TemplateRefused
+
+SAMPLES_PER_GROUP = 3
+MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
+
+
+class Unsure(Exception):
+    """This variant is counted whole."""
+
+
+class HFVariants:
+    def __init__(self, counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], total: int):
+        self.counter, self.m, self.tools, self.total = counter, list(messages), list(tools), total
+        n = self.n = len(self.m)
+        self.whole = whole = counter.render_text(self.m, self.tools)
+        bare = counter.render_prompt(self.m, self.tools, generation=False)
+        eos = counter.eos_spelling()
+        if not whole.startswith(bare) and eos and bare.endswith(eos):
+            bare = bare[:-len(eos)]  # a template that ends with the end-of-text token when no reply is asked (Phi)
+        if not whole.startswith(bare):
+            raise Unsure("the generation prompt is not appended")
+        self.prompt = whole[len(bare):]
+        offsets = counter.token_offsets(whole)
+        if len(offsets) != total:
+            raise Unsure("the tokenisation of the render is not the complete count")
+        self.starts = [start for start, _ in offsets]
+        self.ends = [end for _, end in offsets]
+        self.added = tuple(counter.untrusted_spellings())
+        through = self._tokens_before(len(bare))
+        if through is None or not self.prompt.startswith(self.added):
+            raise Unsure("the generation prompt does not start where the tokenizer splits")
+        self.prompt_tokens = total - through
+        self.turn_start = []  # the last user message at or before each message (0 when none)
+        for k, x in enumerate(self.m):
+            self.turn_start.append(k if x.role == "user" else (self.turn_start[-1] if k else 0))
+        groups: dict[tuple, list[int]] = {}
+        for k in range(1, n):  # boundary k: between messages k-1 and k
+            groups.setdefault((self.kind(k), self.turn_shape(k)), []).append(k)
+        self.opening: dict[tuple, str | None] = {}
+        self.mode: dict[tuple, str] = {}
+        self._samples: dict[tuple, list[tuple[int, str]]] = {}
+        for g, (key, at) in enumerate(groups.items()):
+            if g < MAX_GROUPS:
+                self._sample(key, at)
+        self.cut = self._locate()
+        self._lasts: dict[int, int | None] = {}
+        for key in list(self._samples):
+            self.mode[key] = self._judge(key)
+        self.group_of = {k: key for key, at in groups.items() for k in at}
+
+    def kind(self, k: int) -> tuple:
+        """The roles on either side of boundary ``k``, and whether each message makes tool calls."""
+        before, after = self.m[k - 1], self.m[k]
+        return before.role, bool(before.tool_calls), after.role, bool(after.tool_calls)
+
+    def turn_shape(self, k: int) -> tuple:
+        """Roles (and tool calls) of the turn boundary ``k`` ends: from its last user message to message ``k - 1``."""
+        return tuple((x.role, bool(x.tool_calls)) for x in self.m[self.turn_start[k - 1]:k])
+
+    def _tokens_before(self, offset: int) -> int | None:
+        """Tokens of the whole render that end at or before ``offset``, where one ends exactly there and an added
+        token is spelled right after it (the tokenizer splits the text there); else ``None``."""
+        if offset == 0:
+            return 0
+        count = bisect_right(self.ends, offset)
+        if not count or self.ends[count - 1] != offset:
+            return None
+        if count < len(self.starts) and (self.starts[count] < offset
+                                         or not self.whole.startswith(self.added, offset)):
+            return None
+        return count
+
+    # ---- learning, from this request's own boundaries
+
+    def _sample(self, key: tuple, at: list[int]) -> None:
+        """Render a few cuts of a group; where the cut is stable, learn its kind's opening from it."""
+        cuts = []
+        for k in sorted({at[0], at[len(at) // 2], at[-1]})[:SAMPLES_PER_GROUP]:
+            try:
+                cuts.append((k, self.counter.render_text(self.m[:k], self.tools)))
+            except TemplateRefused:
+                return  # never sampled: every prefix of the group is counted whole
+        self._samples[key] = cuts
+        kind = key[0]
+        for k, cut in cuts:
+            if not self._stable_cut(cut):
+                continue
+            found = self._opening(k, len(cut) - len(self.prompt))
+            if found is not None and self.opening.setdefault(kind, found) != found:
+                self.opening[kind] = None  # two boundaries of one kind opened otherwise: none is trusted
+
+    def _stable_cut(self, cut: str) -> bool:
+        return cut.endswith(self.prompt) and self.whole.startswith(cut[:len(cut) - len(self.prompt)])
+
+    def _opening(self, k: int, offset: int) -> str | None:
+        """The text between boundary ``k`` (at ``offset``) and where message ``k``'s own text is written."""
+        found = [start for content in _spellings(self.m[k].content)
+                 for start in [self.whole.find(content, offset)] if start >= 0]
+        return self.whole[offset:min(found)] if found else None
+
+    def _locate(self) -> dict[int, int]:
+        """Boundary -> its offset in the whole render, for boundaries of kinds with a known opening, found in order."""
+        cut: dict[int, int] = {}
+        cursor = 0
+        for k in range(1, self.n):
+            opening = self.opening.get(self.kind(k)) or ""
+            found = [(start, len(content)) for content in _spellings(self.m[k].content)
+                     for start in [self.whole.find(opening + content, cursor)] if start >= 0]
+            if not found:
+                continue
+            start, length = min(found)  # the first place it is written (a text cut short can match further on)
+            if opening and self._tokens_before(start) is not None:
+                cut[k] = start
+            cursor = start + len(opening) + length
+        return cut
+
+    def _judge(self, key: tuple) -> str:
+        """``stable``, ``windowed`` or ``whole`` for one group, from its sampled cuts (the first counted whole)."""
+        cuts = self._samples[key]
+        if all(self._stable_cut(cut) and k in self.cut and self.cut[k] == len(cut) - len(self.prompt)
+               for k, cut in cuts):
+            k = cuts[0][0]
+            stable = self._tokens_before(self.cut[k]) + self.prompt_tokens
+            return "stable" if stable == self.counter.count(self.m[:k], self.tools) else "whole"
+        for k, cut in cuts:
+            block = self._last_block(k)
+            if block is None or cut != self.whole[:self.cut[k - 1]] + block + self.prompt:
+                return "whole"
+        k = cuts[0][0]
+        return "windowed" if self._windowed_count(k) == self.counter.count(self.m[:k], self.tools) else "whole"
+
+    # ---- a template that writes the message ending the request otherwise
+
+    def _last_block(self, k: int) -> str | None:
+        """How message ``k - 1`` is written when it ends the request, from two renders of a window (the system
+        message, if any, then the turn from its last user message): the window's text after message ``k - 2``."""
+        if k < 2 or k - 1 not in self.cut:
+            return None
+        start = min(self.turn_start[k - 2], k - 2)
+        head = self.m[:1] if self.m[0].role == "system" and start > 0 else []
+        try:
+            shorter = self.counter.render_text(head + self.m[start:k - 1], self.tools)
+            longer = self.counter.render_text(head + self.m[start:k], self.tools)
+        except TemplateRefused:
+            return None
+        g = len(self.prompt)
+        if not (shorter.endswith(self.prompt) and longer.endswith(self.prompt)
+                and longer.startswith(shorter[:len(shorter) - g])):
+            return None
+        block = longer[len(shorter) - g:len(longer) - g]
+        return block if block.startswith(self.added) else None
+
+    def _windowed_count(self, k: int) -> int | None:
+        if k not in self._lasts:
+            block = self._last_block(k)
+            self._lasts[k] = None if block is None else \
+                self._tokens_before(self.cut[k - 1]) + self.counter.text_count(block) + self.prompt_tokens
+        return self._lasts[k]
+
+    def count(self, start: int, end: int) -> int | None:
+        """The complete count of ``messages[:start] + messages[end:]``: prefixes only (``end == n``)."""
+        if end != self.n or start == 0:
+            raise Unsure("only prefixes are known here")
+        if start == self.n:
+            return self.total
+        mode = self.mode.get(self.group_of[start])
+        if mode == "stable" and start in self.cut:
+            return self._tokens_before(self.cut[start]) + self.prompt_tokens
+        if mode == "windowed":
+            counted = self._windowed_count(start)
+            if counted is not None:
+                return counted
+        raise Unsure("a boundary the template is not known to be prefix-stable at")
+
+
+def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition],
+             total: int) -> HFVariants | None:
+    """Prefix counts for a request whose complete count is ``total``, or ``None`` where they do not apply."""
+    fields = counter.compared_message_fields()
+    if fields - {"tool_calls", "tool_call_id", "id"}:
+        return None  # what a message adds can depend on another's text
+    ids = [c.id for m in messages for c in m.tool_calls]
+    if fields and len(ids) != len(set(ids)):
+        return None  # a template that matches results to calls by id, and a recording that reuses an id
+    try:
+        return HFVariants(counter, messages, tools, total)
+    except Exception:  # noqa: BLE001 - Unsure, a slow tokenizer without offsets, a refusal: every variant whole
+        return None
+
+
+def _spellings(content: str | None) -> list[str]:
+    """How a message's text may be written: as it is, trimmed (Gemma 4), or without the reasoning before its last
+    ``</think>`` (Qwen3 and DeepSeek-R1 drop it from earlier replies). Only candidates: a boundary is located where
+    the kind's opening and one of them are written, first after the message before."""
+    if not content:
+        return []
+    out = [content, content.strip()]
+    if "</think>" in content:
+        after = content.split("</think>")[-1]
+        out += [after, after.lstrip("\n"), after.strip()]
+    return [s for i, s in enumerate(out) if s and s not in out[:i]]
