@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from .contracts import Request, parse_request
 from .errors import InputFileError, RequestError
+from .jsonl_fast import listed_keys, result_from_line
 from .inputs import MAX_DOCUMENT_BYTES, MAX_FILE_BYTES, decode_json, read_bytes, regular_file
 from .result import AssemblyResult, looks_like_request, looks_like_result, parse_result
 
@@ -258,6 +259,11 @@ def read_entry(path: str | Path, row: RowSummary) -> LoadedEntry:
     with open(path, "rb") as handle:
         handle.seek(row.offset)
         raw = handle.read(row.length)
+    if row.kind == "result":  # validated from the bytes (core.jsonl_fast), or by the reference path below
+        result = result_from_line(raw)
+        if result is not None and "trace" in result.model_fields_set:
+            label = result.request_id or (result.request.id if result.request else None) or f"#{row.index + 1}"
+            return LoadedEntry(row.index, row.line, "result", request=result.request, result=result, label=label)
     value = _decode(raw.decode("utf-8"), str(path), line_offset=row.line - 1)
     return entry_from(value, row.index, row.line, str(path))
 
@@ -278,7 +284,9 @@ def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes:
                 try:
                     if length > MAX_DOCUMENT_BYTES:
                         raise ValueError(f"a line of {length:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit")
-                    value = decode_json(raw.decode("utf-8"))
+                    value = listed_keys(raw)  # core.jsonl_fast; None: the reference path decides
+                    if value is None:
+                        value = decode_json(raw.decode("utf-8"))
                     rows.append(_summary(value, len(rows), number, offset, length))
                 except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
                     problem = ("not valid UTF-8" if isinstance(exc, UnicodeDecodeError)
