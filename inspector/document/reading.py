@@ -24,15 +24,16 @@ _counter: core.TokenCounter | None = None
 _counter_error: str | None = None
 
 
-def start_worker(spec: str) -> None:
+def start_worker(spec: str, lower_priority: bool = False) -> None:
     """The pool's initializer: the counter this worker reads every row with (or why there is none). A worker
-    runs at a lower scheduling priority than the window (``WORKER_NICENESS``): on a busy machine the GUI
-    thread's short bursts take a core before the background reading does."""
+    process runs at a lower scheduling priority than the window (``lower_priority``: ``WORKER_NICENESS``), so
+    on a busy machine the GUI thread's short bursts take a core before the background reading does."""
     global _counter, _counter_error
-    try:
-        os.nice(WORKER_NICENESS)
-    except (AttributeError, OSError):  # not on this platform, or not allowed: the same priority as the window
-        pass
+    if lower_priority:
+        try:
+            os.nice(WORKER_NICENESS)
+        except (AttributeError, OSError):  # not on this platform, or not allowed: the window's priority
+            pass
     try:
         _counter = core.make_counter(spec)
     except core.ContextInspectorError as exc:
@@ -50,6 +51,15 @@ def replay_outcome(target: bytes, generation: int, edits) -> bytes | None:
 def what_if_points(target: bytes, edits) -> bytes | None:
     """``ReplayTarget.what_if`` here (a superseded sweep runs to its end; the window ignores it)."""
     return _answer(lambda: pickle.loads(target).what_if(edits, _counter))
+
+
+def rendered_view(payload: bytes) -> bytes | None:
+    """``core.render_view`` of a pickled (result, findings) here (the Request tab's text and spans)."""
+    return _answer(lambda: _render(*pickle.loads(payload)))
+
+
+def _render(result: core.AssemblyResult, findings: list[core.Finding]) -> core.RenderedView:
+    return core.render_view(result, _counter, findings=findings)
 
 
 def _answer(work) -> bytes | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import logging
 import threading
-from contextlib import nullcontext
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
@@ -19,6 +18,8 @@ import core
 
 from .. import theme
 from ..document import Row
+from ..workers.latest import LatestJob
+from ..workers.rendering import render_off_the_gui
 from .findbar import FindBar
 
 log = logging.getLogger("inspector")
@@ -82,6 +83,8 @@ class RequestView(QWidget):
         self._row: Row | None = None
         self._counter: core.TokenCounter | None = None
         self._lock: threading.RLock | None = None
+        self._job = LatestJob(self)  # the render runs off the GUI thread (workers.rendering)
+        self._job.finished.connect(self._rendered)
 
     # ---- content
 
@@ -104,17 +107,42 @@ class RequestView(QWidget):
             self.header.setText("No token counter is available to render the request (see the log).")
             self.editor.setPlainText("")
             return
-        try:
-            with self._lock or nullcontext():
-                view = core.render_view(row.result, counter, findings=row.findings)
-        except core.ContextInspectorError as exc:
-            self.header.setText(f"The request cannot be rendered with {counter.name}: {exc}")
+        self.header.setText(f"Rendering the request as {counter.name} renders it…")  # the text shown stays until then
+        result, findings, lock = row.result, list(row.findings), self._lock
+
+        def job() -> tuple[Row, core.TokenCounter, object]:
+            try:
+                view: object = render_off_the_gui(result, findings, counter, lock)
+            except core.ContextInspectorError as exc:
+                view = exc
+            except Exception as exc:  # a failure inside the renderer: one line in the pane, the traceback to the log
+                log.exception("rendering %s", row.where)
+                view = exc
+            return row, counter, view
+
+        self._job.submit(job)
+
+    def stop(self) -> None:
+        """End the rendering thread (the window is closing)."""
+        self._job.stop()
+
+    def is_idle(self) -> bool:
+        """No rendering is under way (what is shown is the selected row's rendered request)."""
+        return self._job.is_idle()
+
+    def _rendered(self, value: object) -> None:
+        """A render finished: shown if it is the newest one's (the job reports only that) and of the row shown."""
+        row, counter = self._row, self._counter
+        if isinstance(value, Exception):  # a bug in the job itself: logged there
+            self.header.setText(f"The request cannot be rendered: {type(value).__name__}: {value}")
             self.editor.setPlainText("")
             return
-        except Exception as exc:  # a failure inside the renderer: one line here, the traceback to the log
-            log.exception("rendering %s", row.where)
-            self.header.setText(f"The request cannot be rendered with {counter.name}: "
-                                f"{type(exc).__name__}: {exc}")
+        rendered_row, rendered_counter, view = value
+        if rendered_row is not row or rendered_counter is not counter or row is None or row.result is None:
+            return
+        if isinstance(view, Exception):
+            what = str(view) if isinstance(view, core.ContextInspectorError) else f"{type(view).__name__}: {view}"
+            self.header.setText(f"The request cannot be rendered with {counter.name}: {what}")
             self.editor.setPlainText("")
             return
         self.view = view

@@ -106,6 +106,8 @@ def test_text_with_characters_outside_the_bmp_keeps_spans_aligned(qtbot, counter
     view = RequestView()
     qtbot.addWidget(view)
     view.show_row(row, counter, None)
+    qtbot.waitUntil(view.is_idle, timeout=180000)  # rendered off the GUI thread
+    view.stop()
     escaped = view.view.escaped[0]
     view.select_span(escaped.start, escaped.end)
     assert view.editor.textCursor().selectedText() == escaped.escaped
