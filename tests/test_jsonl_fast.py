@@ -145,6 +145,17 @@ def test_the_index_and_a_row_read_are_the_reference_ones(tmp_path, recorded_line
         offset += len(raw)
 
 
+def general_listing(row):
+    """What ``listing`` gives through its general path: each column asked of the row's properties."""
+    from inspector.document import listing as lists
+
+    texts = tuple(lists.cell_text(row, c) for c in range(len(lists.COLUMNS)))
+    keys = tuple(lists._sort_key(row, c, texts[c]) for c in range(len(lists.COLUMNS)))
+    haystack = " ".join((row.label, row.strategy, row.format_name, row.file_name, row.status_text(),
+                         row.kind)).lower()
+    return lists.Listing(texts, keys, haystack, row.dropped_count, row.status)
+
+
 def test_a_pending_rows_list_values_are_the_general_ones(recorded_lines, tmp_path):
     from inspector.document import pending_row
     from inspector.document import listing as lists
@@ -154,9 +165,26 @@ def test_a_pending_rows_list_values_are_the_general_ones(recorded_lines, tmp_pat
     index = core.index_jsonl(path)
     for summary in index.rows:
         row = pending_row(str(path), index, summary)
-        fast = lists.listing(row)
-        texts = tuple(lists.cell_text(row, c) for c in range(len(lists.COLUMNS)))
-        keys = tuple(lists._sort_key(row, c, texts[c]) for c in range(len(lists.COLUMNS)))
-        haystack = " ".join((row.label, row.strategy, row.format_name, row.file_name, row.status_text(),
-                             row.kind)).lower()
-        assert fast == lists.Listing(texts, keys, haystack, row.dropped_count, row.status)
+        assert lists.listing(row) == general_listing(row)
+
+
+def test_and_a_read_rows_list_values_are_the_general_ones(recorded_lines, tmp_path):
+    """Recorded results (as recorded, and with findings), requests assembled here, baselines beside them."""
+    from inspector.document import listing as lists
+    from inspector.document import read_pending, pending_row, rows_from_entry
+
+    counter = core.make_counter("mistral:tekken_240911")
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"".join(recorded_lines[:40]) + b"".join(m + b"\n" for raw in recorded_lines[:4]
+                                                              for m in mutations(raw)[:3]))
+    index = core.index_jsonl(path)
+    rows = [read_pending(pending_row(str(path), index, s), counter) for s in index.rows if s.kind != "error"]
+    for fixture in sorted(ROOT.glob("fixtures/*.json")):
+        if fixture.name.endswith(".rules.json"):
+            continue  # an experiment's rules, not a request or result
+        for entry in core.load_entries(fixture):
+            rows += rows_from_entry(entry, str(fixture), counter, with_baseline=True)
+    assert {r.kind for r in rows} >= {"result", "assembled", "rejected"}
+    assert any(r.findings for r in rows) and any(not r.findings for r in rows)
+    for row in rows:
+        assert lists.listing(row) == general_listing(row), row.where

@@ -68,11 +68,19 @@ def parse_every_line(path: Path) -> None:
             json.loads(line)
 
 
-def headless(path: Path, counter) -> tuple[float, float, float, float, list]:
+def headless(path: Path, spec: str) -> tuple[float, float, float, float, list]:
     """json parse, the index alone, listed (index + pending rows with their list values), read and audited
-    (every row), all in this process on one core."""
-    from inspector.document import pending_row, read_pending
+    (every row), all in this process on one core. Read and audited is the window's own work done in one
+    process: each chunk of rows as a worker process reads it (``read_rows``: read, validated, audited, list
+    values, pickled) and as the window's loading thread takes it (unpickled), the collector off as the
+    loading thread has it; a fresh counter (``start_worker`` builds one, its caches empty)."""
+    import gc
+    import pickle
+
+    from inspector.document import pending_row
     from inspector.document.listing import listing
+    from inspector.document.reading import read_rows, start_worker
+    from inspector.workers.jsonl import CHUNK_ROWS
 
     json_s = best(lambda: parse_every_line(path))
 
@@ -85,12 +93,19 @@ def headless(path: Path, counter) -> tuple[float, float, float, float, list]:
 
     index_s = best(lambda: core.index_jsonl(path))
     list_s = best(listed)
-    rows = listed()
-    start = time.perf_counter()
-    full = [read_pending(row, counter) for row in rows]
-    for row in full:
-        listing(row)
-    read_s = time.perf_counter() - start
+    summaries = core.index_jsonl(path).rows
+    start_worker(spec)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        full = [row for at in range(0, len(summaries), CHUNK_ROWS)
+                for row in pickle.loads(read_rows(str(path), summaries[at:at + CHUNK_ROWS], False))]
+        read_s = time.perf_counter() - start
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
     return json_s, index_s, list_s, read_s, full
 
 
@@ -260,8 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         write_results(path, args.rows, counter)
         rows = sum(1 for _ in open(path, "rb"))
         print(f"## a JSONL of {rows} recorded results, {path.stat().st_size / 1e6:.1f} MB")
-        fresh = core.make_counter(None)  # its caches hold none of the file's counts
-        json_s, index_s, list_s, read_s, full = headless(path, fresh)
+        json_s, index_s, list_s, read_s, full = headless(path, counter.name)
         print(f"parse every line with json            {json_s * 1000:8.0f} ms")
         print(f"the index alone (core.index_jsonl)    {index_s * 1000:8.0f} ms  {index_s / json_s:5.2f}x")
         print(f"listed (index, rows, list values)     {list_s * 1000:8.0f} ms  {list_s / json_s:5.2f}x  "
