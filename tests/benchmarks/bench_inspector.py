@@ -7,7 +7,8 @@ and the longest the GUI thread is kept from its event loop while a file loads an
 Targets: the 10,000-result JSONL listed in at most 1.5x, and read and audited in at most 3x, the time of
 parsing every line with ``json``; sorting and filtering 100,000 rows under 100 ms of GUI-thread time; no
 event-loop gap over 100 ms while the file loads and a replay runs beside a CPU-burning process the
-benchmark starts. Every ratio divides two times measured in this run. Printed, never asserted.
+benchmark starts (the selected row is replayed under 12 limit edits while the rest of the file is read, then
+under 12 more once it is). Every ratio divides two times measured in this run. Printed, never asserted.
 """
 from __future__ import annotations
 
@@ -165,23 +166,19 @@ def in_the_window(app, path: Path, rows: int, shots: Path | None, burn: bool) ->
         start = time.perf_counter()
         window.open_files([str(path)])
         listed = wait(app, lambda: window.request_model.rowCount() >= rows)
+        # while the rest is read: the selected row's replay, its limit dragged as a person drags the slider
+        wait(app, lambda: window.current_row is not None and not window.current_row.pending)
+        window.act_replay.trigger()
+        value = window.replay_panel.limit.value()
+        drag(app, window, [int(value * (1 - 0.05 * (step + 1))) for step in range(12)])
         wait(app, window.is_idle)
         read = time.perf_counter() - start
         load_gaps = list(meter.gaps)
         if shots is not None:
             window.grab().save(str(shots / "d15-loaded-10k.png"))
-        # a replay of the selected row: the replay panel, then limit edits as a person drags the slider
+        # the file read: the same panel, the limit dragged back up
         meter.start()
-        window.act_replay.trigger()
-        wait(app, window.is_idle)
-        panel = window.replay_panel
-        value = panel.limit.value()
-        for step in range(12):
-            panel.limit.slider.setValue(max(64, int(value * (1 - 0.05 * (step + 1)))))
-            pause = time.perf_counter() + 0.03
-            while time.perf_counter() < pause:
-                app.processEvents()
-                time.sleep(0.002)
+        drag(app, window, [int(value * (0.45 + 0.05 * step)) for step in range(12)])
         wait(app, window.is_idle)
         replay_gaps = list(meter.gaps)
         meter.stop()
@@ -194,6 +191,16 @@ def in_the_window(app, path: Path, rows: int, shots: Path | None, burn: bool) ->
     return {"listed": listed, "read": read, "load_gap": max(load_gaps, default=0), "ticks": len(load_gaps),
             "replay_gap": max(replay_gaps, default=0), "replay_ticks": len(replay_gaps),
             "slow_ticks": sum(g > 0.1 for g in load_gaps + replay_gaps)}
+
+
+def drag(app, window, limits: list[int]) -> None:
+    """The replay panel's limit slider set to each of ``limits`` in turn, 30 ms apart (events handled)."""
+    for limit in limits:
+        window.replay_panel.limit.slider.setValue(max(64, limit))
+        pause = time.perf_counter() + 0.03
+        while time.perf_counter() < pause:
+            app.processEvents()
+            time.sleep(0.002)
 
 
 def sort_and_filter(app, full_rows: list, count: int, shots: Path | None) -> list[tuple[str, float, float, int]]:
@@ -286,11 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"in the window: every row listed after {window['listed'] * 1000:8.0f} ms  "
               f"{window['listed'] / json_s:5.2f}x  (target {LIST_TARGET}x)")
         print(f"in the window: read and audited after {window['read'] * 1000:8.0f} ms  {window['read'] / json_s:5.2f}x  "
-              f"(worker processes: {worker_count()}, beside the burner)")
+              f"(worker processes: {worker_count()}, beside the burner; 12 replays meanwhile)")
         burning = "without" if args.no_burner else "with"
         print(f"## longest GUI-thread gap (10 ms heartbeat), {burning} a CPU-burning process beside it")
-        print(f"loading the file                      {window['load_gap'] * 1000:8.0f} ms  over {window['ticks']} ticks")
-        print(f"replay panel and 12 limit edits       {window['replay_gap'] * 1000:8.0f} ms  over "
+        print(f"loading the file, 12 replays meanwhile {window['load_gap'] * 1000:7.0f} ms  over {window['ticks']} ticks")
+        print(f"then 12 more limit edits (file read)  {window['replay_gap'] * 1000:8.0f} ms  over "
               f"{window['replay_ticks']} ticks; {window['slow_ticks']} ticks over 100 ms  (target {GUI_MS_TARGET:.0f} ms)")
         print(f"## sort and filter {args.sort_rows} rows in the requests pane (GUI thread, repaint included)")
         print(f"{'':<36} {'wall ms':>8} {'CPU ms':>8} {'shown':>8}")
