@@ -54,10 +54,13 @@ class _ListedKeys(BaseModel):
     sections: Any = None
 
 
+_NOT_OPENERS = bytes(b for b in range(256) if b not in b"[{")
+
+
 def _nested_within_limit(raw: bytes) -> bool:
     """The input layer refuses nesting past ``MAX_NESTING``; pydantic's parser allows more. A line with no
-    more brackets than the limit cannot be nested past it (the reference path decides the others)."""
-    return raw.count(b"[") + raw.count(b"{") <= MAX_NESTING
+    more opening brackets than the limit cannot be nested past it (the reference path decides the others)."""
+    return len(raw.translate(None, _NOT_OPENERS)) <= MAX_NESTING  # one pass (two counts take twice as long)
 
 
 def listed_keys(raw: bytes) -> dict[str, Any] | None:

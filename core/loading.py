@@ -212,8 +212,14 @@ def _summary(value: Any, index: int, line: int, offset: int, length: int) -> Row
     base = dict(index=index, line=line, offset=offset, length=length)
     if looks_like_result(value):
         trace = value.get("trace") if isinstance(value.get("trace"), list) else []
-        kept = sum(1 for e in trace if isinstance(e, dict) and e.get("decision") in ("kept", "summarised"))
-        dropped = sum(1 for e in trace if isinstance(e, dict) and e.get("decision") == "dropped")
+        kept = dropped = 0
+        for e in trace:
+            if isinstance(e, dict):
+                decision = e.get("decision")
+                if decision in ("kept", "summarised"):
+                    kept += 1
+                elif decision == "dropped":
+                    dropped += 1
         request = value.get("request") if isinstance(value.get("request"), dict) else {}
         label = value.get("request_id") or request.get("id") or f"#{index + 1}"
         tokens, budget = value.get("input_tokens"), value.get("input_budget")
@@ -280,7 +286,7 @@ def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes:
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             length = len(raw)
-            if raw.strip():
+            if raw and not raw.isspace():  # not blank (what strip() would empty), without copying the line
                 try:
                     if length > MAX_DOCUMENT_BYTES:
                         raise ValueError(f"a line of {length:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit")

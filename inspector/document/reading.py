@@ -7,7 +7,6 @@ an exception that cannot be pickled back deadlocks ``concurrent.futures``).
 from __future__ import annotations
 
 import logging
-import os
 import pickle
 from typing import Any
 
@@ -18,22 +17,13 @@ from .listing import listing
 
 log = logging.getLogger("inspector")
 
-WORKER_NICENESS = 10  # added to the window's niceness (os.nice)
-
 _counter: core.TokenCounter | None = None
 _counter_error: str | None = None
 
 
-def start_worker(spec: str, lower_priority: bool = False) -> None:
-    """The pool's initializer: the counter this worker reads every row with (or why there is none). A worker
-    process runs at a lower scheduling priority than the window (``lower_priority``: ``WORKER_NICENESS``), so
-    on a busy machine the GUI thread's short bursts take a core before the background reading does."""
+def start_worker(spec: str) -> None:
+    """The pool's initializer: the counter this worker reads every row with (or why there is none)."""
     global _counter, _counter_error
-    if lower_priority:
-        try:
-            os.nice(WORKER_NICENESS)
-        except (AttributeError, OSError):  # not on this platform, or not allowed: the window's priority
-            pass
     try:
         _counter = core.make_counter(spec)
     except core.ContextInspectorError as exc:

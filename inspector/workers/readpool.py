@@ -39,7 +39,7 @@ class ReadPool:
         self.spec = spec
         self.workers = workers or worker_count()
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=start_worker, initargs=(spec, True))
+                                             initializer=start_worker, initargs=(spec,))
 
     def submit(self, source: str, summaries: list[core.RowSummary], demo: bool) -> Future:
         return self._executor.submit(read_rows, source, summaries, demo)

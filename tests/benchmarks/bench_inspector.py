@@ -54,15 +54,6 @@ def write_results(path: Path, count: int, counter) -> None:
             handle.write(json.dumps(json.loads(result.to_json()), ensure_ascii=False) + "\n")
 
 
-def best(fn, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def parse_every_line(path: Path) -> None:
     with open(path, "rb") as handle:
         for line in handle:
@@ -71,10 +62,9 @@ def parse_every_line(path: Path) -> None:
 
 def headless(path: Path, spec: str) -> tuple[float, float, float, float, list]:
     """json parse, the index alone, listed (index + pending rows with their list values), read and audited
-    (every row), all in this process on one core. Read and audited is the window's own work done in one
-    process: each chunk of rows as a worker process reads it (``read_rows``: read, validated, audited, list
-    values, pickled) and as the window's loading thread takes it (unpickled), the collector off as the
-    loading thread has it; a fresh counter (``start_worker`` builds one, its caches empty)."""
+    (every row), all in this process on one core, the collector off as the window's loading thread has it.
+    Read and audited is the window's own work done in one process: each chunk of rows as a worker process reads it (``read_rows``: read, validated, audited, list
+    values, pickled) and as the window's loading thread takes it (unpickled); a fresh counter (``start_worker`` builds one, its caches empty)."""
     import gc
     import pickle
 
@@ -83,8 +73,6 @@ def headless(path: Path, spec: str) -> tuple[float, float, float, float, list]:
     from inspector.document.reading import read_rows, start_worker
     from inspector.workers.jsonl import CHUNK_ROWS
 
-    json_s = best(lambda: parse_every_line(path))
-
     def listed():
         index = core.index_jsonl(path)
         rows = [pending_row(str(path), index, s) for s in index.rows]
@@ -92,8 +80,22 @@ def headless(path: Path, spec: str) -> tuple[float, float, float, float, list]:
             listing(row)
         return rows
 
-    index_s = best(lambda: core.index_jsonl(path))
-    list_s = best(listed)
+    # side by side: each of the three in turn, three rounds, the best of each (the load of a shared machine
+    # moves between rounds); the collector off, as the window's loading thread has it while it lists a file
+    times: dict[str, list[float]] = {"json": [], "index": [], "listed": []}
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(3):
+            for what, fn in (("json", lambda: parse_every_line(path)), ("index", lambda: core.index_jsonl(path)),
+                             ("listed", listed)):
+                start = time.perf_counter()
+                fn()
+                times[what].append(time.perf_counter() - start)
+    finally:
+        if collecting:
+            gc.enable()
+    json_s, index_s, list_s = (min(times[what]) for what in ("json", "index", "listed"))
     summaries = core.index_jsonl(path).rows
     start_worker(spec)
     collecting = gc.isenabled()
@@ -171,8 +173,9 @@ def in_the_window(app, path: Path, rows: int, shots: Path | None, burn: bool) ->
         window.act_replay.trigger()
         value = window.replay_panel.limit.value()
         drag(app, window, [int(value * (1 - 0.05 * (step + 1))) for step in range(12)])
-        wait(app, window.is_idle)
+        wait(app, lambda: not window.opener.is_busy())  # every row read (the replays may still run)
         read = time.perf_counter() - start
+        wait(app, window.is_idle)
         load_gaps = list(meter.gaps)
         if shots is not None:
             window.grab().save(str(shots / "d15-loaded-10k.png"))
