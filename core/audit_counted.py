@@ -17,11 +17,12 @@ def control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: lis
     for i, text, start, end, block_id, what in untrusted:
         item = block_id or result.messages[i].tool_call_id
         section = "evidence" if block_id else "tool_exchanges"
-        for literal, a, b in counter.control_tokens_in(text[start:end]):
+        region = text[start:end]
+        for literal, a, b in counter.control_tokens_in(region):
             yield Finding("control-token-in-untrusted", "error",
                           f"{what} contains {literal!r}, which {counter.name} reads as a control token",
                           i, start + a, start + b, section=section, item_id=item)
-        for literal, a, b in counter.role_markers_in(text[start:end]):
+        for literal, a, b in counter.role_markers_in(region):
             yield Finding("role-marker-in-untrusted", "error",
                           f"{what} contains {literal!r}, which {counter.name}'s chat template uses as a role or "
                           "structure marker: the tokenizer reads it as that marker's token (an added token not "
