@@ -84,6 +84,7 @@ class RequestView(QWidget):
         self._counter: core.TokenCounter | None = None
         self._lock: threading.RLock | None = None
         self._job = LatestJob(self)  # the render runs off the GUI thread (workers.rendering)
+        self._wanted: tuple[str | None, str | None, core.Finding | None] | None = None  # selected while rendering
         self._job.finished.connect(self._rendered)
 
     # ---- content
@@ -99,6 +100,7 @@ class RequestView(QWidget):
     def _render(self) -> None:
         row, counter = self._row, self._counter
         self.view = None
+        self._wanted = None
         if row is None or row.result is None:
             self.header.setText("No rendered request: " + (row.summary() if row is not None else "no request selected."))
             self.editor.setPlainText("")
@@ -159,6 +161,11 @@ class RequestView(QWidget):
         elif recorded and recorded != counter.name:
             parts.append(f"recorded with {recorded}")
         self.header.setText("; ".join(parts) + ".")
+        wanted, self._wanted = self._wanted, None
+        if wanted is not None:  # what was asked for while the text was being rendered (a finding, else its item)
+            section, item_id, finding = wanted
+            if (finding is None or not self.select_finding(finding)) and section is not None:
+                self.select_item(section, item_id)
 
     def _format_span(self, start: int, end: int, fmt: QTextCharFormat) -> None:
         if end <= start:
@@ -264,6 +271,9 @@ class RequestView(QWidget):
 
     def select_item(self, section: str, item_id: str | None) -> bool:
         if self.view is None:
+            if not self._job.is_idle():  # rendering: selected once the text is there
+                self._wanted = (section, item_id, None)
+                return True
             return False
         regions = [r for r in self.view.regions if r.section == section and (item_id is None or r.item_id == item_id)]
         if not regions:
@@ -273,6 +283,9 @@ class RequestView(QWidget):
 
     def select_finding(self, finding: core.Finding) -> bool:
         if self.view is None:
+            if not self._job.is_idle():  # rendering: placed once the text is there
+                self._wanted = (finding.section, finding.item_id, finding)
+                return True
             return False
         for f, start, end in self.view.finding_spans:
             if f == finding:
