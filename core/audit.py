@@ -6,6 +6,7 @@ came from). It does not judge meaning: it checks placement, pairing, escaping an
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterator
 
 from .audit_counted import control_tokens, emitted_control_tokens, recount, template_dropped
@@ -176,9 +177,15 @@ def _tool_pairs(result: AssemblyResult) -> Iterator[Finding]:
                           item_id=call_id)
 
 
-def _blocks(text: str) -> Iterator[tuple[str, int, int, str | None]]:
-    """Walk evidence tags: yields ('block', start, end, id) for well-formed blocks (content span),
-    ('nested', ...) for an opener inside an open block and ('stray', ...) for a closer outside one."""
+@lru_cache(maxsize=256)
+def _blocks(text: str) -> tuple[tuple[str, int, int, str | None], ...]:
+    """Evidence tags walked: ('block', start, end, id) for well-formed blocks (content span), ('nested', ...)
+    for an opener inside an open block and ('stray', ...) for a closer outside one. Kept for the texts of the
+    last few audits: the boundary check and the untrusted regions walk the same messages."""
+    return tuple(_walk_blocks(text))
+
+
+def _walk_blocks(text: str) -> Iterator[tuple[str, int, int, str | None]]:
     open_at: tuple[int, str | None] | None = None
     for tag in TAG.finditer(text):
         if tag.group(0).startswith("</"):
@@ -195,6 +202,7 @@ def _blocks(text: str) -> Iterator[tuple[str, int, int, str | None]]:
         yield ("unclosed", open_at[0], len(text), open_at[1])
 
 
+@lru_cache(maxsize=1024)
 def _block_id(opener: str) -> str | None:
     match = ID_ATTR.search(opener)
     return unescape(match.group(1)) if match else None

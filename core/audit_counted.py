@@ -17,11 +17,12 @@ def control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: lis
     for i, text, start, end, block_id, what in untrusted:
         item = block_id or result.messages[i].tool_call_id
         section = "evidence" if block_id else "tool_exchanges"
-        for literal, a, b in counter.control_tokens_in(text[start:end]):
+        region = text[start:end]
+        for literal, a, b in counter.control_tokens_in(region):
             yield Finding("control-token-in-untrusted", "error",
                           f"{what} contains {literal!r}, which {counter.name} reads as a control token",
                           i, start + a, start + b, section=section, item_id=item)
-        for literal, a, b in counter.role_markers_in(text[start:end]):
+        for literal, a, b in counter.role_markers_in(region):
             yield Finding("role-marker-in-untrusted", "error",
                           f"{what} contains {literal!r}, which {counter.name}'s chat template uses as a role or "
                           "structure marker: the tokenizer reads it as that marker's token (an added token not "
@@ -36,14 +37,15 @@ def emitted_control_tokens(result: AssemblyResult, counter: TokenCounter, untrus
     """The emitted token ids, not only the text: the request holds no more control or marker tokens than
     the same request with every untrusted text replaced by a plain placeholder. Checked where an untrusted
     text holds something like a spelling once invisible characters are taken out (a normaliser may)."""
-    control = counter.control_token_ids()
-    spellings = counter.untrusted_spellings()
     regions = [(i, start, end) for i, _, start, end, _, _ in untrusted]
-    if not control or not spellings or not regions:
+    if not regions or not counter.untrusted_spellings():
         return
     suspect = [r for r in regions
                if counter.holds_untrusted_spelling((result.messages[r[0]].content or "")[r[1]:r[2]].translate(_INVISIBLE))]
     if not suspect:
+        return
+    control = counter.control_token_ids()  # asked last: a set of every control id, built per call by some counters
+    if not control:
         return
     blanked = [m.model_copy() for m in result.messages]
     for i, start, end in sorted(regions, key=lambda r: (r[0], -r[1])):

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from .contracts import Request, parse_request
 from .errors import InputFileError, RequestError
+from .jsonl_fast import listed_keys, result_from_line
 from .inputs import MAX_DOCUMENT_BYTES, MAX_FILE_BYTES, decode_json, read_bytes, regular_file
 from .result import AssemblyResult, looks_like_request, looks_like_result, parse_result
 
@@ -211,8 +212,14 @@ def _summary(value: Any, index: int, line: int, offset: int, length: int) -> Row
     base = dict(index=index, line=line, offset=offset, length=length)
     if looks_like_result(value):
         trace = value.get("trace") if isinstance(value.get("trace"), list) else []
-        kept = sum(1 for e in trace if isinstance(e, dict) and e.get("decision") in ("kept", "summarised"))
-        dropped = sum(1 for e in trace if isinstance(e, dict) and e.get("decision") == "dropped")
+        kept = dropped = 0
+        for e in trace:
+            if isinstance(e, dict):
+                decision = e.get("decision")
+                if decision in ("kept", "summarised"):
+                    kept += 1
+                elif decision == "dropped":
+                    dropped += 1
         request = value.get("request") if isinstance(value.get("request"), dict) else {}
         label = value.get("request_id") or request.get("id") or f"#{index + 1}"
         tokens, budget = value.get("input_tokens"), value.get("input_budget")
@@ -258,6 +265,11 @@ def read_entry(path: str | Path, row: RowSummary) -> LoadedEntry:
     with open(path, "rb") as handle:
         handle.seek(row.offset)
         raw = handle.read(row.length)
+    if row.kind == "result":  # validated from the bytes (core.jsonl_fast), or by the reference path below
+        result = result_from_line(raw)
+        if result is not None and "trace" in result.model_fields_set:
+            label = result.request_id or (result.request.id if result.request else None) or f"#{row.index + 1}"
+            return LoadedEntry(row.index, row.line, "result", request=result.request, result=result, label=label)
     value = _decode(raw.decode("utf-8"), str(path), line_offset=row.line - 1)
     return entry_from(value, row.index, row.line, str(path))
 
@@ -274,11 +286,13 @@ def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes:
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             length = len(raw)
-            if raw.strip():
+            if raw and not raw.isspace():  # not blank (what strip() would empty), without copying the line
                 try:
                     if length > MAX_DOCUMENT_BYTES:
                         raise ValueError(f"a line of {length:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit")
-                    value = decode_json(raw.decode("utf-8"))
+                    value = listed_keys(raw)  # core.jsonl_fast; None: the reference path decides
+                    if value is None:
+                        value = decode_json(raw.decode("utf-8"))
                     rows.append(_summary(value, len(rows), number, offset, length))
                 except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
                     problem = ("not valid UTF-8" if isinstance(exc, UnicodeDecodeError)

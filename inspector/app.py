@@ -220,6 +220,7 @@ def _screenshot(args: argparse.Namespace, settings) -> int:
             window.shutdown()
             window.close()
             return 1
+    window.wait_until_idle()  # the Request tab of the row selected above is rendered off the GUI thread
     QApplication.processEvents()
     out = Path(args.screenshot)
     saved = window.grab().save(str(out))

@@ -246,7 +246,7 @@ class MainWindow(QMainWindow):
     def is_idle(self, *, ignore_sweep: bool = False) -> bool:
         return (not self.opener.is_busy() and not self.counters.pending and self.replay.is_idle()
                 and self.imports.is_idle() and self.sessions.is_idle() and self.experiments.is_idle()
-                and (ignore_sweep or self.sweeps.is_idle()))
+                and self.detail.request.is_idle() and (ignore_sweep or self.sweeps.is_idle()))
 
     # ------------------------------------------------------------------ selection (the one state)
 
@@ -386,6 +386,7 @@ class MainWindow(QMainWindow):
         self.replay.shutdown()
         self.imports.stop()
         self.sessions.stop()
+        self.detail.request.stop()
         self.experiments.wait()
         self.opener.wait()
         self.counters.wait()

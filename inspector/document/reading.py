@@ -43,6 +43,15 @@ def what_if_points(target: bytes, edits) -> bytes | None:
     return _answer(lambda: pickle.loads(target).what_if(edits, _counter))
 
 
+def rendered_view(payload: bytes) -> bytes | None:
+    """``core.render_view`` of a pickled (result, findings) here (the Request tab's text and spans)."""
+    return _answer(lambda: _render(*pickle.loads(payload)))
+
+
+def _render(result: core.AssemblyResult, findings: list[core.Finding]) -> core.RenderedView:
+    return core.render_view(result, _counter, findings=findings)
+
+
 def _answer(work) -> bytes | None:
     """(counter identity, value) pickled; None when this worker has no counter or anything goes wrong
     (the window then does the work itself and reports what it finds: no exception crosses over)."""

@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import core
+
+
+_basename = lru_cache(maxsize=64)(os.path.basename)  # a file's rows share one source: named once
 
 
 def _int(value: Any) -> int | None:
@@ -83,7 +87,7 @@ class Row:
 
     @property
     def file_name(self) -> str:
-        return os.path.basename(self.source)  # Path(...).name, without building a Path for every list cell
+        return _basename(self.source)  # Path(...).name, without building a Path for every list cell
 
     @property
     def strategy(self) -> str:

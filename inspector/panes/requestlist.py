@@ -19,6 +19,7 @@ SIZED_ROWS = 300  # rows a column's content width is measured over (a large JSON
 TYPING_ROWS = 20000  # above this many rows the filter waits for a pause in typing (FILTER_PAUSE_MS)
 FILTER_PAUSE_MS = 150
 REFIT_MS = 500  # columns are fitted again at most this often while rows are read in place
+MEASURED_TEXTS = 20000  # cell widths remembered between fits (then measured afresh)
 
 
 def fitted_widths(wanted: list[int], available: int, minimum: int = MIN_COLUMN) -> list[int]:
@@ -94,6 +95,9 @@ class RequestListPane(QWidget):
         self._refit_timer.setInterval(REFIT_MS)
         self._refit_timer.timeout.connect(self.fit_columns)
         self._sized = False  # the person has not resized a column yet
+        self._measured_font = ""  # the font the widths below were measured with (fit_columns)
+        self._advance: dict[str, int] = {}  # a cell text's width
+        self._padding: dict[tuple[int, bool], int] = {}  # the delegate's padding around a column's text
         header.sectionResized.connect(self._section_resized)
         self._fitting = False
         self._filter_timer = QTimer(self)  # typing into a long list filters once per pause, not per key
@@ -188,12 +192,16 @@ class RequestListPane(QWidget):
         rows = [(p, self.model.row_at(proxy.source_row(p))) for p in shown]
         values = [(p, row.pending, listing(row)) for p, row in rows if row is not None]
         metrics = view.fontMetrics()
-        advance: dict[str, int] = {}
+        font = view.font().key()
+        if font != self._measured_font:  # widths measured with another font are forgotten
+            self._measured_font, self._advance, self._padding = font, {}, {}
+        advance, padding = self._advance, self._padding  # kept between fits: a refit measures only new texts
+        if len(advance) > MEASURED_TEXTS:
+            advance.clear()
         option = QStyleOptionViewItem()
         view.initViewItemOption(option)
         delegate = view.itemDelegate()
         grid = 1 if view.showGrid() else 0
-        padding: dict[tuple[int, bool], int] = {}
         widths = []
         for column in columns:
             widest = 0

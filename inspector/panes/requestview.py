@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import logging
 import threading
-from contextlib import nullcontext
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
@@ -19,6 +18,8 @@ import core
 
 from .. import theme
 from ..document import Row
+from ..workers.latest import LatestJob
+from ..workers.rendering import render_off_the_gui
 from .findbar import FindBar
 
 log = logging.getLogger("inspector")
@@ -82,6 +83,9 @@ class RequestView(QWidget):
         self._row: Row | None = None
         self._counter: core.TokenCounter | None = None
         self._lock: threading.RLock | None = None
+        self._job = LatestJob(self)  # the render runs off the GUI thread (workers.rendering)
+        self._wanted: tuple[str | None, str | None, core.Finding | None] | None = None  # selected while rendering
+        self._job.finished.connect(self._rendered)
 
     # ---- content
 
@@ -96,6 +100,7 @@ class RequestView(QWidget):
     def _render(self) -> None:
         row, counter = self._row, self._counter
         self.view = None
+        self._wanted = None
         if row is None or row.result is None:
             self.header.setText("No rendered request: " + (row.summary() if row is not None else "no request selected."))
             self.editor.setPlainText("")
@@ -104,17 +109,42 @@ class RequestView(QWidget):
             self.header.setText("No token counter is available to render the request (see the log).")
             self.editor.setPlainText("")
             return
-        try:
-            with self._lock or nullcontext():
-                view = core.render_view(row.result, counter, findings=row.findings)
-        except core.ContextInspectorError as exc:
-            self.header.setText(f"The request cannot be rendered with {counter.name}: {exc}")
+        self.header.setText(f"Rendering the request as {counter.name} renders it…")  # the text shown stays until then
+        result, findings, lock = row.result, list(row.findings), self._lock
+
+        def job() -> tuple[Row, core.TokenCounter, object]:
+            try:
+                view: object = render_off_the_gui(result, findings, counter, lock)
+            except core.ContextInspectorError as exc:
+                view = exc
+            except Exception as exc:  # a failure inside the renderer: one line in the pane, the traceback to the log
+                log.exception("rendering %s", row.where)
+                view = exc
+            return row, counter, view
+
+        self._job.submit(job)
+
+    def stop(self) -> None:
+        """End the rendering thread (the window is closing)."""
+        self._job.stop()
+
+    def is_idle(self) -> bool:
+        """No rendering is under way (what is shown is the selected row's rendered request)."""
+        return self._job.is_idle()
+
+    def _rendered(self, value: object) -> None:
+        """A render finished: shown if it is the newest one's (the job reports only that) and of the row shown."""
+        row, counter = self._row, self._counter
+        if isinstance(value, Exception):  # a bug in the job itself: logged there
+            self.header.setText(f"The request cannot be rendered: {type(value).__name__}: {value}")
             self.editor.setPlainText("")
             return
-        except Exception as exc:  # a failure inside the renderer: one line here, the traceback to the log
-            log.exception("rendering %s", row.where)
-            self.header.setText(f"The request cannot be rendered with {counter.name}: "
-                                f"{type(exc).__name__}: {exc}")
+        rendered_row, rendered_counter, view = value
+        if rendered_row is not row or rendered_counter is not counter or row is None or row.result is None:
+            return
+        if isinstance(view, Exception):
+            what = str(view) if isinstance(view, core.ContextInspectorError) else f"{type(view).__name__}: {view}"
+            self.header.setText(f"The request cannot be rendered with {counter.name}: {what}")
             self.editor.setPlainText("")
             return
         self.view = view
@@ -131,6 +161,11 @@ class RequestView(QWidget):
         elif recorded and recorded != counter.name:
             parts.append(f"recorded with {recorded}")
         self.header.setText("; ".join(parts) + ".")
+        wanted, self._wanted = self._wanted, None
+        if wanted is not None:  # what was asked for while the text was being rendered (a finding, else its item)
+            section, item_id, finding = wanted
+            if (finding is None or not self.select_finding(finding)) and section is not None:
+                self.select_item(section, item_id)
 
     def _format_span(self, start: int, end: int, fmt: QTextCharFormat) -> None:
         if end <= start:
@@ -236,6 +271,9 @@ class RequestView(QWidget):
 
     def select_item(self, section: str, item_id: str | None) -> bool:
         if self.view is None:
+            if not self._job.is_idle():  # rendering: selected once the text is there
+                self._wanted = (section, item_id, None)
+                return True
             return False
         regions = [r for r in self.view.regions if r.section == section and (item_id is None or r.item_id == item_id)]
         if not regions:
@@ -245,6 +283,9 @@ class RequestView(QWidget):
 
     def select_finding(self, finding: core.Finding) -> bool:
         if self.view is None:
+            if not self._job.is_idle():  # rendering: placed once the text is there
+                self._wanted = (finding.section, finding.item_id, finding)
+                return True
             return False
         for f, start, end in self.view.finding_spans:
             if f == finding:

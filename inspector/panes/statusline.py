@@ -12,7 +12,7 @@ from ..document import Row
 from ..document.imported import format_title
 from .elidedlabel import ElidedLabel
 
-PROGRESS_INTERVAL = 0.2  # seconds between two shown values of one job's progress
+PROGRESS_INTERVAL = 0.5  # seconds between two shown values of one job's progress (each a repaint)
 
 
 class StatusLine:

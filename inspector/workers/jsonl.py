@@ -29,7 +29,7 @@ log = logging.getLogger("inspector")
 
 BATCH_ROWS = 100
 BATCH_SECONDS = 0.05
-LISTED_BATCH = 5000  # rows listed from a JSONL index per batch (they carry only their summary)
+LISTED_BATCH = 1000  # rows listed from a JSONL index per batch (each batch is one insert on the GUI thread)
 MAX_ENTRY_MESSAGES = 5  # per file; the rest are summarised so a bad JSONL does not flood the log
 POOL_ROWS = 200  # more pending rows than this: read in worker processes
 CHUNK_ROWS = 20  # rows per worker job (small: a row the person selects waits behind few others)

@@ -106,7 +106,22 @@ def test_text_with_characters_outside_the_bmp_keeps_spans_aligned(qtbot, counter
     view = RequestView()
     qtbot.addWidget(view)
     view.show_row(row, counter, None)
+    qtbot.waitUntil(view.is_idle, timeout=180000)  # rendered off the GUI thread
+    view.stop()
     escaped = view.view.escaped[0]
     view.select_span(escaped.start, escaped.end)
     assert view.editor.textCursor().selectedText() == escaped.escaped
     assert view.selected_span() == (escaped.start, escaped.end)
+
+
+def test_an_item_selected_while_its_request_renders_is_selected_in_the_text(open_and_wait, qtbot, fixtures_dir):
+    """The Request tab renders off the GUI thread: an item chosen before the text is there is shown once it is."""
+    window = open_and_wait(fixtures_dir / "rag_literal_boundary.result.json", fixtures_dir / "demo.result.json")
+    request = window.detail.request
+    other = next(r for r in window.request_model.rows() if r is not window.current_row)
+    window.select_row(other)
+    assert request.view is None and not request.is_idle()  # rendering
+    window.select_item("current", None)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    region = next(r for r in request.view.regions if r.section == "current")
+    assert request.selected_span() == (region.start, region.end)

@@ -24,7 +24,7 @@ REAL = sorted(p for d in ("openai-responses", "gemini-generate", "bedrock-conver
               for p in (REALWORLD2 / d).glob("*") if not p.name.startswith(CORE_ONLY)) if REALWORLD2.is_dir() else []
 
 
-def _opens_faithfully(path, open_and_wait, counter):
+def _opens_faithfully(path, open_and_wait, counter, qtbot):
     window = open_and_wait(path)
     assert [text for level, text in window.messages if level == "error"] == []
     imported = core.import_file(path)
@@ -40,13 +40,14 @@ def _opens_faithfully(path, open_and_wait, counter):
         assert row.kind == "imported" and row.result is not None
         assert row.result.input_tokens == core.count_imported(request, counter).input_tokens
     window.select_row(rows[-1])
+    qtbot.waitUntil(window.is_idle, timeout=180000)  # the Request tab renders off the GUI thread
     assert window.detail.request.view is not None
     return window
 
 
 @pytest.mark.parametrize("path", OURS, ids=lambda p: p.name)
-def test_new_format_fixture_opens(path, open_and_wait, counter):
-    window = _opens_faithfully(path, open_and_wait, counter)
+def test_new_format_fixture_opens(path, open_and_wait, counter, qtbot):
+    window = _opens_faithfully(path, open_and_wait, counter, qtbot)
     family = {"claude_code_session.jsonl": "transcript", "cassette_providers.json": "providers",
               "otel_js_spans.json": "otel-js"}.get(path.name)
     if family and os.environ.get("I12A_SCREENSHOTS"):
@@ -57,11 +58,11 @@ def test_new_format_fixture_opens(path, open_and_wait, counter):
 @pytest.mark.realworld
 @pytest.mark.skipif(not REAL, reason=f"the shared real-world files are absent ({REALWORLD2})")
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
-def test_new_format_real_file_opens(path, open_and_wait, counter):
-    _opens_faithfully(path, open_and_wait, counter)
+def test_new_format_real_file_opens(path, open_and_wait, counter, qtbot):
+    _opens_faithfully(path, open_and_wait, counter, qtbot)
 
 
-def test_a_transcript_with_an_unreadable_turn_opens_the_rest(tmp_path, open_and_wait, counter):
+def test_a_transcript_with_an_unreadable_turn_opens_the_rest(tmp_path, open_and_wait, counter, qtbot):
     rows = (FORMATS_DIR / "codex_rollout.jsonl").read_text().splitlines()
     rows[12] = rows[12].replace('"content": [{"type": "input_text", "text": "Patch util.py and look up the docs"}]',
                                 '"content": 7')
@@ -69,5 +70,5 @@ def test_a_transcript_with_an_unreadable_turn_opens_the_rest(tmp_path, open_and_
     path.write_text("\n".join(rows) + "\n")
     imported = core.import_file(path)
     assert len(imported.requests) == 3  # the turn after the broken line is the one left out
-    window = _opens_faithfully(path, open_and_wait, counter)
+    window = _opens_faithfully(path, open_and_wait, counter, qtbot)
     assert any("line 13.payload.content" in text for _, text in window.messages)

@@ -328,7 +328,7 @@ def test_request_list_and_tree_pass_the_model_tester_with_imported_rows(qtmodelt
     assert model_key(rows[0].imported) == "gpt-4o"
 
 
-def test_item_tab_of_an_imported_message_shows_its_text_and_place(open_and_wait):
+def test_item_tab_of_an_imported_message_shows_its_text_and_place(open_and_wait, qtbot):
     path = FORMATS_DIR / "otlp_traces.json"
     window = open_and_wait(path)
     row = rows_of(window, path)[0]
@@ -339,6 +339,7 @@ def test_item_tab_of_an_imported_message_shows_its_text_and_place(open_and_wait)
     assert fields["Place in the file"] == row.imported.places[entry.message_indices[0]]
     assert row.imported.messages[entry.message_indices[0]].content in window.detail.item_text()
     window.detail.setCurrentIndex(DetailTabs.REQUEST)
+    qtbot.waitUntil(window.is_idle, timeout=180000)  # the Request tab renders off the GUI thread
     assert row.imported.messages[entry.message_indices[0]].content in window.detail.request.editor.toPlainText()
 
 

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.realworld,
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_real_world_file_opens_without_errors(path, open_and_wait, counter):
+def test_real_world_file_opens_without_errors(path, open_and_wait, counter, qtbot):
     window = open_and_wait(path)
     errors = [text for level, text in window.messages if level == "error"]
     assert errors == []
@@ -31,6 +31,7 @@ def test_real_world_file_opens_without_errors(path, open_and_wait, counter):
         assert row.kind == "imported" and row.result is not None
         assert row.result.input_tokens == core.count_imported(request, counter).input_tokens
         window.select_row(row)
+        qtbot.waitUntil(window.is_idle, timeout=180000)  # the Request tab renders off the GUI thread
         assert window.detail.request.view is not None  # rendered with the counter's template
     if not imported.requests:  # a trace without model calls says so, as a warning
         assert any("no model calls" in text for level, text in window.messages if level == "warning")
