@@ -223,7 +223,9 @@ def _summary(value: Any, index: int, line: int, offset: int, length: int) -> Row
         request = value.get("request") if isinstance(value.get("request"), dict) else {}
         label = value.get("request_id") or request.get("id") or f"#{index + 1}"
         tokens, budget = value.get("input_tokens"), value.get("input_budget")
-        return RowSummary(**base, kind="result", label=str(label), strategy=value.get("strategy"),
+        strategy = value.get("strategy")  # a hand-edited file may hold any JSON here: the list shows its text
+        strategy = strategy if strategy is None or isinstance(strategy, str) else json.dumps(strategy)
+        return RowSummary(**base, kind="result", label=str(label), strategy=strategy,
                           input_tokens=tokens if isinstance(tokens, int) else None,
                           input_budget=budget if isinstance(budget, int) else None, kept=kept, dropped=dropped)
     if looks_like_request(value):

@@ -121,3 +121,20 @@ def test_jsonl_index_can_be_cancelled(tmp_path):
     path.write_text((line + "\n") * 600, encoding="utf-8")
     assert index_jsonl(path, should_stop=lambda: True) is None
     assert len(index_jsonl(path)) == 600
+
+
+def test_a_hand_edited_strategy_that_is_not_text_is_listed_as_its_json_and_read_with_a_clear_error(tmp_path):
+    """A result line whose ``strategy`` someone edited to a number or a list still lists (its JSON shown as the
+    strategy: the requests list lower-cases and sorts it); reading the row names the field, never a traceback."""
+    line = json.loads((FIXTURES / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    path = tmp_path / "edited.jsonl"
+    path.write_text("\n".join(json.dumps({**line, "strategy": value}) for value in (5, ["a", 1], None)) + "\n",
+                    encoding="utf-8")
+    from core import index_jsonl
+
+    index = index_jsonl(path)
+    assert [r.strategy for r in index.rows] == ["5", '["a", 1]', None]
+    assert all(isinstance(r.strategy, (str, type(None))) for r in index.rows)
+    with pytest.raises((InputFileError, RequestError)) as info:
+        index.entry(0)
+    assert "strategy" in str(info.value)
