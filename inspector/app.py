@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="context-inspector: %(levelname)s: %(message)s")
     window = MainWindow(counter_spec=startup_counter(args))
     _report_unexpected_errors(window)
+    _close_on_signals(app, window)
     window.show()
     if args.demo:
         window.open_demo()
@@ -128,6 +129,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay_limit is not None:
         _replay_once_loaded(window, args.replay_limit)
     return app.exec()
+
+
+def _close_on_signals(app, window) -> None:
+    """SIGTERM (a session ending, ``timeout``, ``kill``) or Ctrl+C in the terminal closes the window as its close
+    button does: its state saved, its worker processes and threads stopped, exit code 0. Without it Python
+    died mid-loop and left the workers' semaphores to the resource tracker's warning."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    def close_and_quit() -> None:
+        window.close()
+        app.quit()
+
+    def close(signum, _frame) -> None:
+        signal.signal(signum, signal.SIG_DFL)  # a second signal ends it at once
+        QTimer.singleShot(0, close_and_quit)  # in the event loop, also when the signal came before it ran
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, close)
+    ticks = QTimer(window)  # Python runs a signal handler only between bytecodes: wake it while Qt's loop waits
+    ticks.timeout.connect(lambda: None)
+    ticks.start(250)
 
 
 def _replay_once_loaded(window, limit: int) -> None:
