@@ -23,10 +23,11 @@ from .assembly_reference import Builder, PredictionMismatch
 from .contracts import Request
 from .counting import TokenCounter
 from .rendered import mark_not_rendered
+from .repeats import repeated_text
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
-from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, evidence_ranking, exchange_id, render
+from .render import QUESTION_PREFIX, evidence_ranking, exchange_id, render
 from .result import AssemblyResult, TraceEntry
 
 
@@ -83,27 +84,9 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
 
 
 def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
-    """Why the shortcuts cannot be trusted for ``request``: its counter's chat template compares messages by
-    value (``TokenCounter.compared_message_fields``: Mistral Nemo's renders the tools beside every user message
-    equal to the last one, so a history turn that repeats the question adds the tool list again) and two of
-    its messages hold the same text. ``None`` when the template compares no texts or none repeats (a template
-    that compares only tool call ids, as Gemma 4's does, needs nothing: a request's call ids are unique)."""
-    fields = counter.compared_message_fields()
-    if fields <= _ID_FIELDS:
-        return None
-    seen: set[tuple[str, str]] = set()
-    question_tail = QUESTION_PREFIX + request.current
-    for role, content in _texts(request):
-        key = (role if fields == {"message"} else "", content)  # equal whole messages have equal roles
-        if key in seen:
-            return "two messages have the same text, which this chat template compares by value"
-        seen.add(key)
-        if content.startswith(EVIDENCE_PREAMBLE) and content.endswith(question_tail):
-            return "a message has the text of the question with evidence, which this chat template compares by value"
-    return None
-
-
-_ID_FIELDS = frozenset({"tool_calls", "tool_call_id", "id"})
+    """Why the shortcuts cannot be trusted for ``request`` (``core.repeats``): its template compares messages by
+    value and two of its messages hold the same text, or one holds the question with evidence. ``None`` else."""
+    return repeated_text(counter, _texts(request), evidence_tail=QUESTION_PREFIX + request.current)
 
 
 def _texts(request: Request):

@@ -39,6 +39,11 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# Message fields a template may compare by value without one message's cost depending on another's text: a
+# request's tool call ids are unique (validation refuses a repeat). See ``compared_message_fields``.
+ID_FIELDS = frozenset({"tool_calls", "tool_call_id", "id"})
+
+
 class TokenCounter(ABC):
     """Counts a complete request (messages + tools) exactly as the model would receive it."""
 

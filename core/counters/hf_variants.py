@@ -34,6 +34,7 @@ from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import TemplateRefused
+from .base import ID_FIELDS
 
 SAMPLES_PER_GROUP = 3
 MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
@@ -212,7 +213,7 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
              total: int) -> HFVariants | None:
     """Prefix counts for a request whose complete count is ``total``, or ``None`` where they do not apply."""
     fields = counter.compared_message_fields()
-    if fields - {"tool_calls", "tool_call_id", "id"}:
+    if fields - ID_FIELDS:
         return None  # what a message adds can depend on another's text
     ids = [c.id for m in messages for c in m.tool_calls]
     if fields and len(ids) != len(set(ids)):

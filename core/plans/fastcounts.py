@@ -7,7 +7,8 @@ from typing import Any, Sequence
 from ..contracts import ChatMessage, Evidence, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import CounterError
-from ..render import EVIDENCE_PREAMBLE, user_content
+from .. import repeats
+from ..render import user_content
 from .chains import ChainCosts
 from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
@@ -15,32 +16,12 @@ from .slices import SliceCosts
 from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
 
 
-_ID_FIELDS = frozenset({"tool_calls", "tool_call_id", "id"})
-
-
 def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
-    """Why item costs cannot be trusted for this plan: the counter's chat template compares messages by value
-    (``compared_message_fields``; Mistral Nemo's writes the tool list beside every user message equal to the
-    last one) and two of the plan's messages hold the same text, or one holds what a message carrying evidence
-    blocks does, so what one entry adds depends on another. ``None`` otherwise. A counter that cannot say
-    (one without ``compared_message_fields``) is taken to compare texts if it runs a Jinja template."""
-    ask = getattr(counter, "compared_message_fields", None)
-    compared = ask() if callable(ask) else (frozenset({"message"}) if counter.identity.kind == "transformers"
-                                            else frozenset())
-    if compared <= _ID_FIELDS:
-        return None
-    seen: set[str] = set()
-    for st in states:
-        if st.plan.into is not None:  # passages are written into a message, never messages of their own
-            continue
-        for m in st.entries:
-            if m.content:
-                if m.content in seen:
-                    return "two messages have the same text, which this chat template compares by value"
-                if m.content.startswith(EVIDENCE_PREAMBLE):
-                    return "a message reads as one carrying evidence, which this chat template compares by value"
-                seen.add(m.content)
-    return None
+    """Why item costs cannot be trusted for this plan (``core.repeats``): the counter's chat template compares
+    messages by value and two of the plan's messages hold the same text (whatever their roles), or one reads as
+    a message carrying evidence blocks. Passages are written into a message, never messages of their own."""
+    texts = (("", m.content) for st in states if st.plan.into is None for m in st.entries if m.content)
+    return repeats.repeated_text(counter, texts)
 
 
 class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):

@@ -1,0 +1,33 @@
+"""Repeated texts under a chat template that compares messages by value.
+
+Mistral Nemo's template writes the tool list beside every user message equal to the last one, so what one
+item adds to the count can depend on another item's text. The counter says which message fields its
+template compares (``TokenCounter.compared_message_fields``); the default assembly and the plan assembler
+both ask ``repeated_text`` whether their shortcuts may be trusted, and count by the reference method where not.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .counters.base import ID_FIELDS
+from .counting import TokenCounter
+from .render import EVIDENCE_PREAMBLE
+
+
+def repeated_text(counter: TokenCounter, texts: Iterable[tuple[str, str]], *, evidence_tail: str = "") -> str | None:
+    """Why item costs cannot be trusted: ``counter``'s template compares texts and two of ``texts`` ((role,
+    text) pairs; role ``""`` where roles should not tell texts apart) are equal, or one reads as a message
+    carrying evidence blocks (starts with the evidence preamble, ends with ``evidence_tail``). ``None`` when
+    the template compares no texts or nothing repeats."""
+    fields = counter.compared_message_fields()
+    if fields <= ID_FIELDS:
+        return None
+    seen: set[tuple[str, str]] = set()
+    for role, content in texts:
+        key = (role if fields == {"message"} else "", content)  # equal whole messages have equal roles
+        if key in seen:
+            return "two messages have the same text, which this chat template compares by value"
+        seen.add(key)
+        if content.startswith(EVIDENCE_PREAMBLE) and content.endswith(evidence_tail):
+            return "a message has the text of one carrying evidence, which this chat template compares by value"
+    return None
