@@ -69,13 +69,11 @@ class MistralCounter(TokenCounter):
         except Exception as exc:  # a corrupt or foreign file
             raise CounterError(f"mistral:{tokenizer}: {path} is not a mistral-common tokenizer file "
                                f"({type(exc).__name__}: {exc})") from None
-        import inspect
-
         import mistral_common
 
         instruct = self._tokenizer.instruct_tokenizer
         raw = instruct.tokenizer
-        template_source = inspect.getsource(type(instruct))
+        template_source = _class_source(type(instruct))
         stem = path.name[:-5] if path.name.endswith(".json") else path.name
         self._identity = CounterIdentity(
             name=f"mistral:{stem}", kind="mistral-common",
@@ -320,6 +318,17 @@ class MistralCounter(TokenCounter):
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text
         return literal_spans(text, self._specials)
+
+
+@functools.lru_cache(maxsize=None)
+def _class_source(cls: type) -> str:
+    """The source of mistral-common's instruct tokenizer class, which the counter's template fingerprint hashes:
+    read once per process. ``inspect.getsource`` parses the whole module with ``ast`` on every call, and under
+    CPython 3.11 a parse after a caught RecursionError elsewhere in the process can fail with "AST constructor
+    recursion depth mismatch" (seen once in a full test run, at the hundredth counter made)."""
+    import inspect
+
+    return inspect.getsource(cls)
 
 
 @functools.lru_cache(maxsize=4)
