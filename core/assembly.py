@@ -130,6 +130,9 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
     final = render(request, b.selection, getattr(b, "blocks", None))
     if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
         input_tokens, final_ids = b.tokenised[1], None
+    elif b.reuses_texts:  # every span counted, the ones whose text was counted alone taken from there (span memo)
+        input_tokens, final_ids = counter.count_whole_reusing_texts(final.messages, final.tools)
+        b.full_counts += 1
     else:
         input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids where they spare a render
         b.full_counts += 1

@@ -45,6 +45,8 @@ class FastBuilder(Builder):
     question, history turns inserted before the newest kept turn) without tokenising the rest.
     """
 
+    reuses_texts = True  # complete counts take each span's count from the text counts where it was counted
+
     def __init__(self, request: Request, counter: TokenCounter, budget: int) -> None:
         super().__init__(request, counter)
         self.budget = budget

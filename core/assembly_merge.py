@@ -6,17 +6,8 @@ user message has no cost of its own: it changes the text of the run it joins. Co
 attempt whole costs one complete count per turn, the reference's own cost. This module predicts the
 change from the text near the seam only.
 
-Why that is exact. Tekken encodes each text span between control tokens with tiktoken: its
-pre-tokeniser regex (``TEKKEN_PATTERN``) splits the text into pieces and each piece is byte-pair
-encoded on its own, so a span's count is the sum of its pieces' counts. Call position ``p`` of a text
-``T`` a *cut* when ``T[p-1]`` is a letter (``\\p{L}``) and ``T[p]`` is neither a letter nor a mark
-(``\\p{M}``). In that pattern only the two letter alternatives match a letter, and after their one
-optional leading non-letter they take letters and marks only, so the piece holding ``T[p-1]`` ends at
-``p``; every other alternative stops at a letter, so no match attempt before ``p`` looks past ``p``
-except to test ``T[p]`` against the letter and mark classes, which fails for that character and at the
-end of a string alike; the pattern has no look-behind and no anchors. Hence the pieces of ``T`` are the
-pieces of ``T[:p]`` followed by those of ``T[p:]``, and ``count(T) = count(T[:p]) + count(T[p:])``.
-The cut depends on two characters only, so a cut inside the text both requests share splits both the
+Why that is exact: ``core.counters.tekken_cuts`` proves that at a *cut* (a letter, then a character that is
+neither a letter nor a mark) a text's count is the sum of the counts of the text either side. The cut depends on two characters only, so a cut inside the text both requests share splits both the
 same way, and the difference of two run texts is the difference of the stretches between the nearest
 shared cuts around the change: the joined message with a word or so either side of it. The message's
 own first and last cut split it the same way wherever it stands, so its text between them is tokenised
@@ -32,71 +23,12 @@ check every prediction, and a disagreement falls back to the reference method.
 """
 from __future__ import annotations
 
-import re
-import unicodedata
 from typing import Callable
 
 from .contracts import ChatMessage, Request
+from .counters.tekken_cuts import CUT_REACH, JOIN, TEKKEN_PATTERN, _plain, first_cut, last_cut
 from .counting import TokenCounter
 from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, Selection, evidence_block
-
-TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
-                  r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+"
-                  r"[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
-JOIN = "\n\n"  # the normaliser's join of a run's messages, and of the system prompt to the last run
-# How far from a seam a cut is looked for (characters); beyond it the request is counted whole.
-CUT_REACH = 512
-
-
-def _letter(char: str) -> bool:
-    return unicodedata.category(char)[0] == "L"
-
-
-def _ends_letter(char: str) -> bool:
-    """A character no letter piece continues into (unassigned code points excluded: a newer Unicode may
-    have made them letters in the tokenizer's tables)."""
-    category = unicodedata.category(char)
-    return category[0] not in "LM" and category not in ("Cn", "Cs")
-
-
-_ASCII_CUT = re.compile(r"[A-Za-z](?=[^A-Za-z])")  # in ASCII text: a letter, then a character that is no letter
-
-
-def first_cut(text: str, start: int = 1, reach: int = CUT_REACH) -> int | None:
-    """The first cut ``p`` of ``text`` with ``start <= p <= len(text) - 1`` (both characters in ``text``)."""
-    start = max(start, 1)
-    if text.isascii():  # no marks and no unassigned code points: the cut is a letter before a non-letter
-        found = _ASCII_CUT.search(text, start - 1, min(len(text), start + reach))
-        return None if found is None else found.end()
-    for p in range(start, min(len(text), start + reach)):
-        if _ends_letter(text[p]) and _letter(text[p - 1]):
-            return p
-    return None
-
-
-def last_cut(text: str, reach: int = CUT_REACH) -> int | None:
-    """The last cut ``p`` of ``text`` with ``1 <= p <= len(text) - 1``."""
-    stop = max(len(text) - 1 - reach, 0)
-    if text.isascii():  # ASCII letters are exactly the characters ``isalpha`` says are letters
-        for p in range(len(text) - 1, stop, -1):
-            if text[p - 1].isalpha() and not text[p].isalpha():
-                return p
-        return None
-    for p in range(len(text) - 1, stop, -1):
-        if _ends_letter(text[p]) and _letter(text[p - 1]):
-            return p
-    return None
-
-
-def _plain(text: str) -> bool:
-    """Text tiktoken encodes as written (no lone surrogates for it to replace)."""
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def merge_seams_for(counter: TokenCounter) -> Callable[[str], list] | None:

@@ -26,6 +26,11 @@ def _selection_memo(counter: TokenCounter) -> "OrderedDict":
 class Builder:
     """Walks selections forward, counting each step against the previous one (the reference)."""
 
+    # Whether this builder's complete counts may reuse the counter's text counts for the request's spans
+    # (``TokenCounter.count_reusing_texts``, the span memo). The reference never does: it is the independent check,
+    # and its counts by selection are kept apart from those that did (another key in the memo).
+    reuses_texts = False
+
     def __init__(self, request: Request, counter: TokenCounter) -> None:
         self.request = request
         self.counter = counter
@@ -45,12 +50,15 @@ class Builder:
         """The counter's count of ``selection``'s render, remembered per request content: a replay
         shares the unchanged parts of its request, so it neither renders nor tokenises them again."""
         memo, parts, parts_key = self._memo
-        key = (parts_key, selection)
+        key = (parts_key, selection, True) if self.reuses_texts else (parts_key, selection)
         hit = memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], parts)):
             return hit[0]
         rendered = render(self.request, selection)
-        value = self.counter.count(rendered.messages, rendered.tools)
+        if self.reuses_texts:
+            value = self.counter.count_reusing_texts(rendered.messages, rendered.tools)
+        else:
+            value = self.counter.count(rendered.messages, rendered.tools)
         memo[key] = (value, parts)  # holding the parts keeps their ids from being reused
         if len(memo) > 4096:
             memo.popitem(last=False)

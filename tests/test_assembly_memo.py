@@ -216,7 +216,7 @@ def test_the_final_request_is_tokenised_whole_once_per_assembly(spec):
                 depth[0] -= 1
         return whole
 
-    for name in ("token_ids", "count_whole"):
+    for name in ("token_ids", "count_whole", "count_whole_reusing_texts"):  # the last: the default's (span memo)
         setattr(counter, name, counting(getattr(counter, name)))
     for limit in range(900, 3001, 47):
         seen.clear()

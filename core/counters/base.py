@@ -206,6 +206,20 @@ class TokenCounter(ABC):
         return value
 
 
+    def count_reusing_texts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
+        """A complete count of the request that may reuse this counter's text counts for the spans the request
+        renders into (the span memo), where a counter can vouch that this is still the whole request's count
+        (``MistralCounter``: every span between control tokens is encoded on its own). Opt-in: the default
+        assembly's counts use it; ``token_ids``, ``count``, ``count_whole`` and the reference assembly never do.
+        Here (every other counter): ``count``."""
+        return self.count(messages, tools)
+
+    def count_whole_reusing_texts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
+                                  ) -> tuple[int, list[int] | None]:
+        """``count_whole`` with the span memo of ``count_reusing_texts``, uncached; here: ``count_whole``."""
+        return self.count_whole(messages, tools)
+
+
 def byte_pieces_as_spans(text: str, pieces: list[tuple[int, bytes]]) -> list[tuple[int, int, int]]:
     """(id, UTF-8 bytes) tokens of ``text`` as (id, start, end) character spans. A token that begins or
     ends inside a character is widened to the whole character."""

@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -226,6 +227,50 @@ class MistralCounter(TokenCounter):
                 pass
         ids = self._stock_ids(messages, tools)
         return len(ids), ids
+
+    def _span_memo(self) -> dict[str, int] | None:
+        """The text-count cache as the one-pass renderer's span memo, where each of its entries is exactly the
+        count the renderer's encoding of that string gives: ``text_token_count`` is this class's own and its
+        encoder is the renderer's (tekken's ``encode_ordinary``, no special tokens registered; the renderer
+        slices a long span only where the pre-tokeniser cuts anyway, the same count). ``None`` otherwise."""
+        if "_span_memo_ok" not in self.__dict__:
+            renderer = self._renderer()
+            encode = self.__dict__.get("_text_encode")
+            if encode is None:
+                encode = self._text_encode = self._text_encoder()
+            self._span_memo_ok = (renderer is not None and type(self).text_token_count is MistralCounter.text_token_count
+                                  and encode == renderer._encode)
+            self.span_tally = [0, 0]  # spans found in the text counts, spans encoded (``count_reusing_texts``)
+        return self._text_cache if self._span_memo_ok else None
+
+    def count_whole_reusing_texts(self, messages, tools) -> tuple[int, list[int] | None]:
+        """The one pass's count, each span's count taken from the text counts where that exact string was counted
+        there (``V3Tekken.count``'s ``known``), every other span encoded; else ``count_whole``."""
+        known = self._span_memo()
+        if known is not None:
+            try:
+                return self._fast_render.count(messages, tools, known, self.span_tally), None
+            except Exception:  # not sure of it (or mistral-common refuses it): count_whole says
+                pass
+        return self.count_whole(messages, tools)
+
+    def count_reusing_texts(self, messages, tools) -> int:
+        """``count_whole_reusing_texts`` cached by request content, apart from ``count``'s cache (a count of
+        either kind answers only its own kind: the reference assembly never receives a span-memo count)."""
+        cache = self.__dict__.get("_reuse_cache")
+        if cache is None:
+            cache = self._reuse_cache = OrderedDict()
+        key = self.request_key(messages, tools)
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+            return hit
+        value = self.count_whole_reusing_texts(messages, tools)[0]
+        self.full_counts += 1
+        cache[key] = value
+        if len(cache) > self.cache_size:
+            cache.popitem(last=False)
+        return value
 
     def variant_counts(self, messages, tools, total):
         from .mistral_variants import variants

@@ -27,6 +27,7 @@ from functools import partial
 from typing import Any, Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
+from .tekken_cuts import JOIN, TEKKEN_PATTERN, _plain, first_cut, last_cut
 
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _CALL_ID = re.compile(r"[a-zA-Z0-9]{9}")
@@ -34,10 +35,8 @@ _FOLLOWS = {"system": {"user", "assistant", "system"}, "user": {"assistant", "sy
             "assistant": {"assistant", "user", "tool"}, "tool": {"assistant", "tool", "user"}}
 
 
-# tekken's pre-tokenising pattern (the bundled files' ``pattern``): BPE runs within each match it finds.
-TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"
-                  r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|"
-                  r"\s+(?!\S)|\s+")
+# tekken's pre-tokenising pattern (the bundled files' ``pattern``, ``tekken_cuts.TEKKEN_PATTERN``): BPE runs within
+# each match it finds.
 SLICE = 1 << 12  # characters: a span longer than this is counted a slice at a time
 _CUT = ">\n<"
 _SURROGATE = re.compile("[\ud800-\udfff]")  # the only code points UTF-8 cannot encode
@@ -57,6 +56,17 @@ def _slices(text: str):
         yield text[start:cut + 2]
         start = cut + 2
     yield text[start:]
+
+
+class Joined(tuple):
+    """A span the normaliser joins from several texts (``JOIN.join(self)``), kept apart for the span memo's count."""
+
+
+def _cuts_of(text: str) -> tuple[int, int] | tuple[()]:
+    """The first and last cut of ``text`` (each within ``CUT_REACH`` of its edge), or ``()``."""
+    a = first_cut(text)
+    b = last_cut(text) if a is not None else None
+    return (a, b) if b is not None and a <= b else ()
 
 
 class Unsure(Exception):
@@ -104,6 +114,7 @@ class V3Tekken:
         self._tools_json = tools_json
         self._sliceable = raw._model._pat_str == TEKKEN_PATTERN
         self._json_memo: dict[tuple, str] = {}  # tool calls' and results' JSON by content
+        self._cuts: dict[str, tuple] = {}  # a joined text's first and last cut (``_joined_count``)
 
     def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
         out: list[int] = []
@@ -115,19 +126,90 @@ class V3Tekken:
                 out.extend(map(offset, encode(piece)))
         return out
 
-    def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
+    def count(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition],
+              known: dict[str, int] | None = None, tally: list[int] | None = None) -> int:
         """``len(token_ids(...))``: every span encoded as ``token_ids`` encodes it, without offsetting or keeping ids.
         A long span is encoded in slices cut where tekken's pre-tokeniser always cuts (``_slices``), so no id list
-        of a whole long request is ever held: the same ids, a slice at a time."""
+        of a whole long request is ever held: the same ids, a slice at a time.
+
+        ``known`` (the span memo, opt-in): counts of texts by content, each ``len(encode_ordinary(text))`` with
+        this renderer's own encoder (the caller vouches for that: ``MistralCounter.count_reusing_texts``). The
+        request is rendered into its spans exactly as without it; a span whose exact string is in ``known`` takes
+        its count from there, any other is encoded. Each span is encoded on its own either way (mistral-common
+        encodes the text between two control tokens by itself), so the total is still the whole request's count.
+        ``tally``, if given, gets the spans found in ``known`` and those encoded added to its two entries."""
         encode, total = self._encode, 0
-        for piece in self._pieces(messages, tools):
+        hits = misses = 0
+        for piece in self._pieces(messages, tools, parts=known is not None):
             if piece.__class__ is int:
                 total += 1
-            elif len(piece) <= SLICE or not self._sliceable:
+                continue
+            if piece.__class__ is Joined:
+                value, found = self._joined_count(piece, known)
+                total += value
+                hits += found
+                misses += not found
+                continue
+            if known is not None:
+                value = known.get(piece)
+                if value is not None:
+                    total += value
+                    hits += 1
+                    continue
+                misses += 1
+                if len(piece) <= SLICE:  # remembered for the next count (a long span is not kept: its memory)
+                    if len(known) >= 65536:
+                        known.clear()
+                    value = known[piece] = len(encode(piece))
+                    total += value
+                    continue
+            if len(piece) <= SLICE or not self._sliceable:
                 total += len(encode(piece))
             else:
                 total += sum(len(encode(part)) for part in _slices(piece))
+        if tally is not None:
+            tally[0] += hits
+            tally[1] += misses
         return total
+
+    def _joined_count(self, parts: "Joined", known: dict[str, int]) -> tuple[int, bool]:
+        """The count of ``JOIN.join(parts)`` (a run's texts as the normaliser joins them) from the stretches between
+        cuts (``core.counters.tekken_cuts``): each text's own count (from ``known`` where it was counted alone) less
+        its stretches before its first cut and after its last, plus each stretch from one text's last cut across
+        the join to the next one's first. With whether every text was found in ``known``."""
+        if not self._sliceable or not all(map(_plain, parts)):  # another pattern, or text tiktoken must repair
+            return self._span_count(JOIN.join(parts), known), False
+        total, pending, found = 0, None, True
+        for part in parts:
+            pending = part if pending is None else pending + JOIN + part
+            cuts = self._cuts.get(part)
+            if cuts is None:
+                if len(self._cuts) >= 65536:
+                    self._cuts.clear()
+                cuts = self._cuts[part] = _cuts_of(part)
+            if not cuts:  # no cut near its edges: it stays in the stretch being built
+                found = False
+                continue
+            a, b = cuts
+            whole = known.get(part)
+            if whole is None:
+                found = False
+                whole = self._span_count(part, known)
+            total += (self._span_count(pending[:len(pending) - len(part) + a], known) + whole
+                      - self._span_count(part[:a], known) - self._span_count(part[b:], known))
+            pending = part[b:]
+        return total + self._span_count(pending, known), found
+
+    def _span_count(self, text: str, known: dict[str, int]) -> int:
+        """One text's count, from ``known`` or encoded (and remembered there when short)."""
+        value = known.get(text)
+        if value is None:
+            if len(text) > SLICE:  # not kept (its memory); sliced only where the pattern is the one ``_slices`` knows
+                return sum(len(self._encode(p)) for p in (_slices(text) if self._sliceable else (text,)))
+            if len(known) >= 65536:
+                known.clear()
+            value = known[text] = len(self._encode(text))
+        return value
 
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
@@ -145,17 +227,19 @@ class V3Tekken:
                 out.append(self._decode(self._encode(piece)))
         return "".join(out)
 
-    def _pieces(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], apart: bool = False
-                ) -> list[int | str]:
+    def _pieces(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], apart: bool = False,
+                parts: bool = False) -> list[int | str | Joined]:
         """The request as control token ids (``int``) and non-empty text spans (``str``), in order. ``apart``
         (for the text, not the ids): the system prompt and the last user turn it opens are two pieces, so a long
-        last turn is not copied to join them (the text joins every piece anyway)."""
+        last turn is not copied to join them (the text joins every piece anyway). ``parts`` (for the span memo's
+        count only): a span the normaliser joins from several texts is given as those texts (``Joined``)."""
         self._validate(messages)
         tools_text = self._tools_json(tools) if tools else ""  # mistral-common's own tool checks, memoised
-        system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+        systems = [m.content for m in messages if m.role == "system" and m.content]
+        system = "\n\n".join(systems)
         runs = self._runs(messages)
         last_user = max(i for i, (role, _) in enumerate(runs) if role == "user")
-        out: list[int | str] = [self.bos]
+        out: list[int | str | Joined] = [self.bos]
         for i, (role, group) in enumerate(runs):
             if role == "user":
                 content = _joined(group)
@@ -165,8 +249,16 @@ class V3Tekken:
                     if system and apart:
                         out += [self.inst, system + "\n\n", content, self.end_inst]
                         continue
+                    if system and parts:  # the system texts, then the run's (an empty run: the join's blank line)
+                        out += [self.inst, Joined(systems + ([m.content for m in group if m.content] or [""])),
+                                self.end_inst]
+                        continue
                     if system:
                         content = system + "\n\n" + content
+                if parts and len(group) > 1:
+                    texts = [m.content for m in group if m.content]
+                    if len(texts) > 1:
+                        content = Joined(texts)
                 out += [self.inst, content, self.end_inst]
             elif role == "assistant":
                 content = _joined(group)
@@ -176,7 +268,11 @@ class V3Tekken:
                 if calls:  # json.dumps of the list: each call's own dump joined by ", "
                     out += [self.calls, "[" + ", ".join(self._call_json(c) for c in calls) + "]"]
                 else:
-                    out.append(content.rstrip(" "))
+                    texts = [m.content for m in group if m.content] if parts and len(group) > 1 else ()
+                    if len(texts) > 1 and texts[-1].rstrip(" "):  # the strip takes from the last text only
+                        out.append(Joined(texts[:-1] + [texts[-1].rstrip(" ")]))
+                    else:
+                        out.append(content.rstrip(" "))
                 out.append(self.eos)
             else:
                 for m in group:

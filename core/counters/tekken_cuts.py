@@ -1,0 +1,79 @@
+"""Where tekken's pre-tokeniser always cuts a text: a count of the whole is the sum of the counts of its stretches.
+
+Why that is exact. Tekken encodes each text span between control tokens with tiktoken: its
+pre-tokeniser regex (``TEKKEN_PATTERN``) splits the text into pieces and each piece is byte-pair
+encoded on its own, so a span's count is the sum of its pieces' counts. Call position ``p`` of a text
+``T`` a *cut* when ``T[p-1]`` is a letter (``\\p{L}``) and ``T[p]`` is neither a letter nor a mark
+(``\\p{M}``). In that pattern only the two letter alternatives match a letter, and after their one
+optional leading non-letter they take letters and marks only, so the piece holding ``T[p-1]`` ends at
+``p``; every other alternative stops at a letter, so no match attempt before ``p`` looks past ``p``
+except to test ``T[p]`` against the letter and mark classes, which fails for that character and at the
+end of a string alike; the pattern has no look-behind and no anchors. Hence the pieces of ``T`` are the
+pieces of ``T[:p]`` followed by those of ``T[p:]``, and ``count(T) = count(T[:p]) + count(T[p:])``.
+Several cuts split ``T`` into stretches the same way: its count is the sum of theirs.
+
+``core.assembly_merge`` (single-user-message turns) and the span memo of ``core.counters.mistral_render``
+(spans joined from several texts) count a text from its stretches between such cuts.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+                  r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+"
+                  r"[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+JOIN = "\n\n"  # the normaliser's join of a run's messages, and of the system prompt to the last run
+# How far from a seam a cut is looked for (characters); beyond it the request is counted whole.
+CUT_REACH = 512
+
+
+def _letter(char: str) -> bool:
+    return unicodedata.category(char)[0] == "L"
+
+
+def _ends_letter(char: str) -> bool:
+    """A character no letter piece continues into (unassigned code points excluded: a newer Unicode may
+    have made them letters in the tokenizer's tables)."""
+    category = unicodedata.category(char)
+    return category[0] not in "LM" and category not in ("Cn", "Cs")
+
+
+_ASCII_CUT = re.compile(r"[A-Za-z](?=[^A-Za-z])")  # in ASCII text: a letter, then a character that is no letter
+
+
+def first_cut(text: str, start: int = 1, reach: int = CUT_REACH) -> int | None:
+    """The first cut ``p`` of ``text`` with ``start <= p <= len(text) - 1`` (both characters in ``text``)."""
+    start = max(start, 1)
+    if text.isascii():  # no marks and no unassigned code points: the cut is a letter before a non-letter
+        found = _ASCII_CUT.search(text, start - 1, min(len(text), start + reach))
+        return None if found is None else found.end()
+    for p in range(start, min(len(text), start + reach)):
+        if _ends_letter(text[p]) and _letter(text[p - 1]):
+            return p
+    return None
+
+
+def last_cut(text: str, reach: int = CUT_REACH) -> int | None:
+    """The last cut ``p`` of ``text`` with ``1 <= p <= len(text) - 1``."""
+    stop = max(len(text) - 1 - reach, 0)
+    if text.isascii():  # ASCII letters are exactly the characters ``isalpha`` says are letters
+        for p in range(len(text) - 1, stop, -1):
+            if text[p - 1].isalpha() and not text[p].isalpha():
+                return p
+        return None
+    for p in range(len(text) - 1, stop, -1):
+        if _ends_letter(text[p]) and _letter(text[p - 1]):
+            return p
+    return None
+
+
+def _plain(text: str) -> bool:
+    """Text tiktoken encodes as written (no lone surrogates for it to replace)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

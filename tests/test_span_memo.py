@@ -1,0 +1,154 @@
+"""The span memo of the ``mistral:`` count (``MistralCounter.count_reusing_texts``): a complete count that takes
+the count of a text span between control tokens from the counter's text counts, where that exact string was
+counted, is still ``len(token_ids(...))`` of the whole request; the reference assembly never uses it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mistral_requests import TEXT, TOOLS, conversation
+from support import FIXTURES, SHARED
+
+from core import TemplateRefused, assemble, make_counter, parse_request
+from core.contracts import ChatMessage, ToolDefinition
+from core.formats.importing import import_file
+
+SLICE_TEXT = ("<evidence id=\"p\">\n" + "Words of a long passage, said again and again. " * 60 + "\n</evidence>\n") * 3
+
+
+def exact(counter, messages, tools):
+    try:
+        return len(counter.token_ids(messages, tools))
+    except TemplateRefused as exc:
+        return exc.template_message
+
+
+def reused(counter, messages, tools):
+    try:
+        return counter.count_whole_reusing_texts(messages, tools)[0]
+    except TemplateRefused as exc:
+        return exc.template_message
+
+
+def texts_of(messages):
+    """What an assembly counts alone: each message's text, and its edges' variants."""
+    for m in messages:
+        if m.content:
+            yield m.content
+            yield m.content.rstrip(" ")
+            yield m.content.strip()
+
+
+def assert_reuse_exact(counter, messages, tools, extra=()):
+    messages, tools = list(messages), list(tools)
+    for text in [*texts_of(messages), *extra]:
+        counter.text_count(text)
+    expected = exact(counter, messages, tools)
+    assert reused(counter, messages, tools) == expected
+    assert reused(counter, messages, tools) == expected  # again, with the spans the first count remembered
+    return expected
+
+
+@pytest.fixture
+def counter():
+    made = make_counter("mistral:tekken_240911")
+    assert made._span_memo() is not None, "the bundled tekken file's text counts are the renderer's span counts"
+    return made
+
+
+@given(conversation(), TOOLS, st.lists(TEXT, max_size=4))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_counts_reusing_text_counts_are_whole_request_counts(messages, tools, extra):
+    counter = make_counter("mistral:tekken_240911")
+    assert_reuse_exact(counter, messages, tools, extra)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "system"]), TEXT), min_size=1, max_size=8),
+       st.sampled_from(["", " ", "  ", "\n", "\n\n", " \n", "\t"]))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_runs_of_one_role_and_edge_whitespace(parts, edge):
+    """Same-role runs (joined by the normaliser), system prompts joined to the last user turn, whitespace at the
+    edges: each message's text is in the text counts, the joined spans are not, and the count is still exact."""
+    counter = make_counter("mistral:tekken_240911")
+    messages = [ChatMessage(role=role, content=text + edge) for role, text in parts]
+    messages.append(ChatMessage(role="user", content="The question" + edge))
+    assert_reuse_exact(counter, messages, [])
+
+
+WORDY = st.lists(st.sampled_from(["word", "Word", " ", "\n", "\n\n", ".", "!?", "/", "é", "e\u0301", "字", "12", "\t",
+                                  "[INST]", "\ud800", "—", "{\"a\": 1}"]), max_size=14).map("".join)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "system"]), st.lists(WORDY, min_size=1, max_size=4)),
+                min_size=1, max_size=5), WORDY)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_joined_runs_counted_from_their_texts_and_the_stretches_across_each_join(runs, question):
+    """Runs of two or more messages of one role (and system texts joined to the last user turn): the span is
+    counted from each text's own count and the stretches between cuts across each join, or encoded whole."""
+    counter = make_counter("mistral:tekken_240911")
+    messages = [ChatMessage(role=role, content=text) for role, texts in runs for text in texts]
+    messages.append(ChatMessage(role="user", content=question or "Why?"))
+    assert_reuse_exact(counter, messages, [])
+
+
+def test_a_long_span_counted_alone_is_the_same_count_in_the_request(counter):
+    messages = [ChatMessage(role="system", content="Answer from the passages."),
+                ChatMessage(role="user", content=SLICE_TEXT), ChatMessage(role="assistant", content=SLICE_TEXT + "  "),
+                ChatMessage(role="user", content="And?" + SLICE_TEXT)]
+    tools = [ToolDefinition(name="search", description="Search.", parameters={"type": "object"})]
+    assert_reuse_exact(counter, messages, tools, extra=[SLICE_TEXT + "  "])
+    assert counter.span_tally[0] > 0
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.result.json")))
+def test_every_result_fixture(name, counter):
+    data = json.loads((FIXTURES / name).read_text())
+    messages = [ChatMessage.model_validate(m) for m in data["messages"]]
+    tools = [ToolDefinition.model_validate(t) for t in data.get("tools", [])]
+    assert isinstance(assert_reuse_exact(counter, messages, tools), int)
+
+
+def test_every_imported_request_of_the_fixtures_and_real_files(counter):
+    from core.formats.adapt import adapt, step_sets
+
+    if not (SHARED / "realworld").is_dir():
+        pytest.skip("the shared real-world files are absent")
+    found = sorted((FIXTURES / "formats").glob("*"))
+    for shared in ("realworld", "realworld2"):
+        found += [p for p in sorted((SHARED / shared).glob("*/*")) if p.is_file() and p.parent.name != "chat-templates"
+                  and not p.name.endswith((".md", ".schema.json"))]
+    compared = 0
+    for path in found:
+        try:
+            requests = import_file(path).requests
+        except Exception:  # noqa: BLE001 - files the importers refuse have no request to count
+            continue
+        for request in requests:
+            for steps in step_sets(list(request.messages), counter):
+                assert_reuse_exact(counter, adapt(list(request.messages), steps, counter)[0], request.tools)
+                compared += 1
+    assert compared > 40 and counter.span_tally[0] > 0, (compared, counter.span_tally)
+
+
+def _history_request():
+    history = []
+    for t in range(12):
+        history += [{"role": "user", "content": f"Question {t} about the files?  ", "id": f"turn-{t}"},
+                    {"role": "assistant", "content": f"Answer {t}, in a sentence or two.\n"},
+                    {"role": "assistant", "content": f"More of answer {t}."}]
+    return parse_request({"id": "r", "instructions": "Be brief.", "current": "And now?", "history": history,
+                          "context_limit": 420, "max_new_tokens": 64, "margin": 8})
+
+
+def test_the_default_assembly_reuses_text_counts_and_the_reference_never_does():
+    request = _history_request()
+    reference_counter, default_counter = make_counter("mistral:tekken_240911"), make_counter("mistral:tekken_240911")
+    slow = assemble(request, reference_counter, reference=True)
+    assert reference_counter.__dict__.get("span_tally", [0, 0]) == [0, 0]
+    assert not reference_counter.__dict__.get("_reuse_cache")
+    fast = assemble(request, default_counter)
+    assert default_counter.span_tally[0] > 0, "the default's complete counts found spans in the text counts"
+    assert fast.counting_note is None and fast.to_json() == slow.to_json()
+    assert fast.input_tokens == len(default_counter.token_ids(fast.messages, fast.tools))
