@@ -127,7 +127,8 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
     # The complete request is tokenised once more, uncached, and must equal the running count (``count_whole``:
     # every span of it encoded, without building the id list where the counter can render without the ids). The
     # default's last near-allowance check may have been that count: the final request, tokenised whole here.
-    final = render(request, b.selection, getattr(b, "blocks", None))
+    final = render(request, b.selection, getattr(b, "blocks", None),
+                   b._turn_messages if isinstance(b, FastBuilder) else None)  # the messages its counts rendered
     if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
         input_tokens, final_ids = b.tokenised[1], None
     elif b.reuses_texts:  # every span counted, the ones whose text was counted alone taken from there (span memo)

@@ -18,7 +18,7 @@ from .assembly_merge import MergedUserTurns, merge_seams_for
 from .assembly_reference import Builder, PredictionMismatch
 from .contracts import ChatMessage, Request
 from .counting import TokenCounter
-from .render import EvidenceBlocks, Selection
+from .render import EvidenceBlocks, Selection, chat_message, render
 from .result import TraceEntry
 
 # A prediction this close to the allowance is checked by a complete count before it decides.
@@ -30,6 +30,8 @@ MAX_EDGE = 8
 
 
 def _edges(text: str) -> tuple[str, str]:
+    if text and not text[0].isspace() and not text[-1].isspace():  # most texts: no edge to copy the body to find
+        return "", ""
     body = text.strip()
     if not body:
         return text, ""
@@ -56,10 +58,21 @@ class FastBuilder(Builder):
         self._apart: dict[tuple[str, int], bool] = {}
         self._merges_users: bool | None = None
         self.turns = request.history_turns()
+        self._built_turns: dict[int, list[ChatMessage]] = {}
         self._evidence_members = list(range(len(request.evidence)))
         self._shapes: tuple[list, dict] | None = None
         self.blocks = EvidenceBlocks(request)  # o15: each passage's block built once (text count and final render)
         self._merged: MergedUserTurns | None | bool = False  # False: not yet asked
+
+    def _render(self, selection: Selection):
+        """A render only counted: each turn's messages built once (``render``'s ``turn_messages``)."""
+        return render(self.request, selection, turn_messages=self._turn_messages)
+
+    def _turn_messages(self, t: int) -> list[ChatMessage]:
+        built = self._built_turns.get(t)
+        if built is None:
+            built = self._built_turns[t] = [chat_message(m) for m in self.turns[t]]
+        return built
 
     def probe(self, selection: Selection) -> int:
         before = self.counter.full_counts

@@ -65,6 +65,7 @@ class MergedUserTurns:
         self.request = request
         self.turns = request.history_turns()
         self.encode, self.counted = encode, counted  # ``counted`` is told of every tokenisation
+        self.text_count = counter.text_count
         n = len(self.turns)
         self.run_end = [n] * (n + 1)  # first turn at or after t that is not a single user message
         for t in range(n - 1, -1, -1):
@@ -168,7 +169,10 @@ class MergedUserTurns:
                     if known is None:
                         a = first_cut(content)
                         b = last_cut(content) if a is not None else None
-                        known = (a, b, len(self.encode(content[a:b])) if a < b else 0) if b is not None else ()
+                        # the text's own count (the counter's text counts: a complete count's span memo finds it
+                        # there) less its stretches before the first cut and after the last
+                        known = (a, b, self.text_count(content) - self._short(content[:a]) - self._short(content[b:])
+                                 ) if b is not None else ()
                         self.counted()
                         self.memo[("middle", content)] = known
                     self._middles[content] = known

@@ -54,7 +54,7 @@ class Builder:
         hit = memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], parts)):
             return hit[0]
-        rendered = render(self.request, selection)
+        rendered = self._render(selection)
         if self.reuses_texts:
             value = self.counter.count_reusing_texts(rendered.messages, rendered.tools)
         else:
@@ -63,6 +63,9 @@ class Builder:
         if len(memo) > 4096:
             memo.popitem(last=False)
         return value
+
+    def _render(self, selection: Selection):
+        return render(self.request, selection)
 
     def remember_counts_in(self, memo: "OrderedDict", owner: object) -> None:
         """Remember this assembly's counts by selection in ``memo``, shared by every request with ``owner``'s

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .contracts import ChatMessage, Evidence, Request, ToolDefinition
 
@@ -101,9 +102,17 @@ class Rendered:
     origins: list[tuple[str, str]] = field(default_factory=list)
 
 
-def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None = None) -> Rendered:
+def chat_message(m) -> ChatMessage:
+    """A history message as sent: fields of a validated message, not validated again (a render is made per count)."""
+    return ChatMessage.model_construct(role=m.role, content=m.content, tool_calls=list(m.tool_calls),
+                                       tool_call_id=m.tool_call_id)
+
+
+def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None = None,
+           turn_messages: Callable[[int], list[ChatMessage]] | None = None) -> Rendered:
     """Build the chat messages and tool list for ``selection`` of ``request`` (``blocks``: its passages'
-    blocks, where already built)."""
+    blocks, where already built; ``turn_messages``: each history turn's messages, where already built, for a
+    render that is only counted)."""
     messages: list[ChatMessage] = []
     origins: list[tuple[str, str]] = []
     if request.instructions:  # no instructions, no system message
@@ -112,9 +121,13 @@ def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None
     turns = request.history_turns()
     for t in sorted(selection.turns):
         origin = ("history", turns[t][0].id or f"turn-{t + 1}")  # request.turn_ids()[t], without listing every turn
-        for m in turns[t]:  # fields of a validated message: no second validation (a render is made per count)
-            messages.append(ChatMessage.model_construct(role=m.role, content=m.content, tool_calls=list(m.tool_calls),
-                                                        tool_call_id=m.tool_call_id))
+        if turn_messages is not None:
+            built_turn = turn_messages(t)
+            messages += built_turn
+            origins += [origin] * len(built_turn)
+            continue
+        for m in turns[t]:
+            messages.append(chat_message(m))
             origins.append(origin)
     passages = [request.evidence[i] for i in selection.evidence]
     question = request.current if selection.question else ""

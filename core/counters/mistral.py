@@ -6,7 +6,6 @@ import functools
 import hashlib
 import json
 import re
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -255,21 +254,11 @@ class MistralCounter(TokenCounter):
         return self.count_whole(messages, tools)
 
     def count_reusing_texts(self, messages, tools) -> int:
-        """``count_whole_reusing_texts`` cached by request content, apart from ``count``'s cache (a count of
-        either kind answers only its own kind: the reference assembly never receives a span-memo count)."""
-        cache = self.__dict__.get("_reuse_cache")
-        if cache is None:
-            cache = self._reuse_cache = OrderedDict()
-        key = self.request_key(messages, tools)
-        hit = cache.get(key)
-        if hit is not None:
-            cache.move_to_end(key)
-            return hit
+        """``count_whole_reusing_texts``, not looked up in ``count``'s cache nor kept there (a span-memo count answers
+        only the default assembly, whose counts by selection are remembered by the builder): with every span it
+        counted before remembered, counting again costs the rendering, which keying the request would cost too."""
         value = self.count_whole_reusing_texts(messages, tools)[0]
         self.full_counts += 1
-        cache[key] = value
-        if len(cache) > self.cache_size:
-            cache.popitem(last=False)
         return value
 
     def variant_counts(self, messages, tools, total):

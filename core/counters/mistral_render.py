@@ -115,6 +115,7 @@ class V3Tekken:
         self._sliceable = raw._model._pat_str == TEKKEN_PATTERN
         self._json_memo: dict[tuple, str] = {}  # tool calls' and results' JSON by content
         self._cuts: dict[str, tuple] = {}  # a joined text's first and last cut (``_joined_count``)
+        self._passed: set = set()  # tool call (name, id) pairs and result ids that passed ``_validate``'s checks
 
     def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
         out: list[int] = []
@@ -349,16 +350,28 @@ class V3Tekken:
                 if bool(m.content) == bool(m.tool_calls):
                     raise Unsure("an assistant message needs text or tool calls, not both")
                 for c in m.tool_calls:
-                    if not _NAME.fullmatch(c.name) or not _CALL_ID.fullmatch(self._map_id(c.id)):
-                        raise Unsure("a tool call name or id mistral-common checks")
-            elif m.role == "tool" and not _CALL_ID.fullmatch(self._map_id(m.tool_call_id or "")):
-                raise Unsure("a tool result id mistral-common checks")
+                    if (c.name, c.id) not in self._passed:  # each name and id checked once per renderer
+                        if not _NAME.fullmatch(c.name) or not _CALL_ID.fullmatch(self._map_id(c.id)):
+                            raise Unsure("a tool call name or id mistral-common checks")
+                        self._remember_passed((c.name, c.id))
+            elif m.role == "tool" and m.tool_call_id not in self._passed:
+                if not _CALL_ID.fullmatch(self._map_id(m.tool_call_id or "")):
+                    raise Unsure("a tool result id mistral-common checks")
+                self._remember_passed(m.tool_call_id)
             elif m.role in ("user", "system") and m.tool_calls:
                 raise Unsure("tool calls on a user or system message")
 
 
+    def _remember_passed(self, key) -> None:
+        if len(self._passed) >= 65536:
+            self._passed.clear()
+        self._passed.add(key)
+
+
 def _joined(group: Sequence[ChatMessage]) -> str:
     """The normaliser's join of a run's texts: empty ones skipped, the rest joined by a blank line."""
+    if len(group) == 1:  # most runs: the one text as it is (what the join of one text gives)
+        return group[0].content or ""
     return "\n\n".join(m.content for m in group if m.content)
 
 
