@@ -8,6 +8,16 @@ the template keeps (whether it trims a role's edges is learned from three tiny r
 required request is counted whole once; so is every attempt whose prediction lands near the
 allowance when the decision depends on it, and the final request. A disagreement raises
 ``PredictionMismatch`` and the request is assembled again by the reference method.
+
+The span memo (``reuses_texts``). Each of this builder's complete counts (probes, near-allowance checks, the
+final count) goes through ``TokenCounter.count_reusing_texts`` / ``count_whole_reusing_texts``. Where the
+counter can vouch for it (``mistral:`` tekken, ``MistralCounter._span_memo``) the request is rendered into its
+spans between control tokens exactly as for ``token_ids`` (same-role runs joined, the system prompt joined to
+the last user turn, tool JSON, control tokens, the assistant ``rstrip``) and each span's count is taken from
+the counter's text counts where that exact string was counted there by the same encoder, every other span
+encoded (mistral-common encodes each span on its own, so this is still the whole request's count). Every other
+counter counts as before. ``token_ids`` and the reference ``Builder`` never use it; its counts by selection
+are kept under another key, so the reference never receives one.
 """
 from __future__ import annotations
 
@@ -53,7 +63,7 @@ class FastBuilder(Builder):
         super().__init__(request, counter)
         self.budget = budget
         self.constants: dict[tuple, int | None] = {}
-        self._text_memo: dict[tuple[str, int], int] = {}
+        self._text_memo: dict[int, int] = {}  # an item's text tokens (``_text_tokens``)
         self._trims: dict[str, tuple[bool, bool] | None] = {}
         self._apart: dict[tuple[str, int], bool] = {}
         self._merges_users: bool | None = None
@@ -66,7 +76,7 @@ class FastBuilder(Builder):
 
     def _render(self, selection: Selection):
         """A render only counted: each turn's messages built once (``render``'s ``turn_messages``)."""
-        return render(self.request, selection, turn_messages=self._turn_messages)
+        return render(self.request, selection, getattr(self, "blocks", None), self._turn_messages)
 
     def _turn_messages(self, t: int) -> list[ChatMessage]:
         built = self._built_turns.get(t)
@@ -171,12 +181,13 @@ class FastBuilder(Builder):
     def shapes(self) -> tuple[list, dict]:
         """Each turn's shape (None: no constant can be learned) and the turns of each shape."""
         if self._shapes is None:
-            shape_of, members = [], {}
+            shape_of, members, held = [], {}, {}
             for t, turn in enumerate(self.turns):
                 shape = self._turn_shape(turn)
-                shape_of.append(shape)
                 if shape is not None:
+                    shape = held.setdefault(shape, shape)  # one tuple per shape kept, not one per turn (memory)
                     members.setdefault(shape, []).append(t)
+                shape_of.append(shape)
             self._shapes = (shape_of, members)
         return self._shapes
 
@@ -240,7 +251,7 @@ class FastBuilder(Builder):
         return Selection(question=True, turns=items)
 
     def _text_tokens(self, section: str, index: int) -> int:
-        key = (section, index)
+        key = -1 - index if section == "evidence" else index  # a history turn's index; a passage's below zero
         known = self._text_memo.get(key)
         if known is None:  # an item's rendering is built (and looked up in the counter's cache) once
             if section == "evidence":

@@ -102,9 +102,14 @@ class Rendered:
     origins: list[tuple[str, str]] = field(default_factory=list)
 
 
+# Every rendered history message sets the same fields: one set for them all (a set per message was a third of its
+# memory). Frozen models never add to it; ``model_copy`` copies it before an update.
+_MESSAGE_FIELDS = {"role", "content", "tool_calls", "tool_call_id"}
+
+
 def chat_message(m) -> ChatMessage:
     """A history message as sent: fields of a validated message, not validated again (a render is made per count)."""
-    return ChatMessage.model_construct(role=m.role, content=m.content, tool_calls=list(m.tool_calls),
+    return ChatMessage.model_construct(_MESSAGE_FIELDS, role=m.role, content=m.content, tool_calls=list(m.tool_calls),
                                        tool_call_id=m.tool_call_id)
 
 

@@ -17,6 +17,19 @@ words. ``tests/test_mistral_render.py`` checks the ids against ``encode_chat_com
 ``count`` is ``len(token_ids(...))`` without the id list (a long span is encoded a slice at a time, cut where
 tekken's pre-tokeniser always cuts: ``tests/test_assembly_shortcuts.py``), and ``render_text`` writes the spans
 as they are, the text mistral-common's decode of the ids gives (so an assembly's final check needs no ids).
+
+The span memo (``count``'s ``known``, opt-in: only the default assembly's counts pass it, through
+``MistralCounter.count_reusing_texts``). What is reused: the count of a span, by its exact string, from the
+counter's text counts (``TokenCounter.text_count``, which counts with the same ``encode_ordinary`` of the same
+tekken core, no special tokens registered; a long span's slices give the same count), to which the spans this
+count encodes are added (short ones only). Why the total is still the whole request's count: the request is
+rendered into its pieces each time exactly as ``token_ids`` renders it, and mistral-common encodes each text
+span between control tokens on its own, so the total is the sum of the spans' counts plus one per control
+token; only the per-span tokenisation is memoised, and a span not found is encoded. A span the normaliser joins
+from several texts (a run of one role, the system prompt before the last user turn) is counted from each
+text's count and the stretches between tekken's cuts across each join (``core.counters.tekken_cuts``): where a
+text has no cut near its edges it stays in the stretch encoded. ``tests/test_span_memo.py`` checks every count
+against ``len(token_ids(...))``.
 """
 from __future__ import annotations
 
@@ -27,7 +40,7 @@ from functools import partial
 from typing import Any, Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
-from .tekken_cuts import JOIN, TEKKEN_PATTERN, _plain, first_cut, last_cut
+from .tekken_cuts import JOIN, TEKKEN_PATTERN, Joined, _plain, joined_count
 
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _CALL_ID = re.compile(r"[a-zA-Z0-9]{9}")
@@ -56,17 +69,6 @@ def _slices(text: str):
         yield text[start:cut + 2]
         start = cut + 2
     yield text[start:]
-
-
-class Joined(tuple):
-    """A span the normaliser joins from several texts (``JOIN.join(self)``), kept apart for the span memo's count."""
-
-
-def _cuts_of(text: str) -> tuple[int, int] | tuple[()]:
-    """The first and last cut of ``text`` (each within ``CUT_REACH`` of its edge), or ``()``."""
-    a = first_cut(text)
-    b = last_cut(text) if a is not None else None
-    return (a, b) if b is not None and a <= b else ()
 
 
 class Unsure(Exception):
@@ -173,33 +175,13 @@ class V3Tekken:
             tally[1] += misses
         return total
 
-    def _joined_count(self, parts: "Joined", known: dict[str, int]) -> tuple[int, bool]:
-        """The count of ``JOIN.join(parts)`` (a run's texts as the normaliser joins them) from the stretches between
-        cuts (``core.counters.tekken_cuts``): each text's own count (from ``known`` where it was counted alone) less
-        its stretches before its first cut and after its last, plus each stretch from one text's last cut across
-        the join to the next one's first. With whether every text was found in ``known``."""
+    def _joined_count(self, parts: Joined, known: dict[str, int]) -> tuple[int, bool]:
+        """The count of ``JOIN.join(parts)`` (``tekken_cuts.joined_count``), with whether every text was in ``known``."""
         if not self._sliceable or not all(map(_plain, parts)):  # another pattern, or text tiktoken must repair
             return self._span_count(JOIN.join(parts), known), False
-        total, pending, found = 0, None, True
-        for part in parts:
-            pending = part if pending is None else pending + JOIN + part
-            cuts = self._cuts.get(part)
-            if cuts is None:
-                if len(self._cuts) >= 65536:
-                    self._cuts.clear()
-                cuts = self._cuts[part] = _cuts_of(part)
-            if not cuts:  # no cut near its edges: it stays in the stretch being built
-                found = False
-                continue
-            a, b = cuts
-            whole = known.get(part)
-            if whole is None:
-                found = False
-                whole = self._span_count(part, known)
-            total += (self._span_count(pending[:len(pending) - len(part) + a], known) + whole
-                      - self._span_count(part[:a], known) - self._span_count(part[b:], known))
-            pending = part[b:]
-        return total + self._span_count(pending, known), found
+        if len(self._cuts) >= 65536:
+            self._cuts.clear()
+        return joined_count(parts, known, lambda text: self._span_count(text, known), self._cuts)
 
     def _span_count(self, text: str, known: dict[str, int]) -> int:
         """One text's count, from ``known`` or encoded (and remembered there when short)."""

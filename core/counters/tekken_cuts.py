@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Callable
 
 TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
                   r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+"
@@ -77,3 +78,40 @@ def _plain(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class Joined(tuple):
+    """A span the normaliser joins from several texts (``JOIN.join(self)``), kept apart for a count from its texts."""
+
+
+def cuts_of(text: str) -> tuple[int, int] | tuple[()]:
+    """The first and last cut of ``text`` (each within ``CUT_REACH`` of its edge), or ``()``."""
+    a = first_cut(text)
+    b = last_cut(text) if a is not None else None
+    return (a, b) if b is not None and a <= b else ()
+
+
+def joined_count(parts: Joined, known: dict[str, int], count: Callable[[str], int], cuts: dict[str, tuple]
+                 ) -> tuple[int, bool]:
+    """The count of ``JOIN.join(parts)`` (texts tiktoken encodes as written) from the stretches between cuts: each
+    text's own count (``known``, else ``count``) less its stretches before its first cut and after its last, plus
+    each stretch from one text's last cut across the join to the next one's first (``count``: short strings). A
+    text with no cut near its edges stays inside the stretch being built. With whether every text was in
+    ``known``. ``cuts`` remembers each text's cuts."""
+    total, pending, found = 0, None, True
+    for part in parts:
+        pending = part if pending is None else pending + JOIN + part
+        at = cuts.get(part)
+        if at is None:
+            at = cuts[part] = cuts_of(part)
+        if not at:
+            found = False
+            continue
+        a, b = at
+        whole = known.get(part)
+        if whole is None:
+            found = False
+            whole = count(part)
+        total += count(pending[:len(pending) - len(part) + a]) + whole - count(part[:a]) - count(part[b:])
+        pending = part[b:]
+    return total + count(pending), found
