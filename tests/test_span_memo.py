@@ -151,3 +151,22 @@ def test_the_default_assembly_reuses_text_counts_and_the_reference_never_does():
     assert default_counter.span_tally[0] > 0, "the default's complete counts found spans in the text counts"
     assert fast.counting_note is None and fast.to_json() == slow.to_json()
     assert fast.input_tokens == len(default_counter.token_ids(fast.messages, fast.tools))
+
+
+def test_a_long_last_turn_of_passages_is_counted_block_by_block_from_their_text_counts():
+    """The passages' blocks are counted alone by the default assembly; the final count cuts the long last user turn
+    between blocks (where tekken's pre-tokeniser always cuts) and finds each whole block there."""
+    evidence = [{"id": f"p{i}", "source": "docs/a.md", "score": 1 - i / 100,
+                 "text": ("Passage %d says the limit moved. <b>Bold</b> & \"quoted\".\n\n" % i) * 12}
+                for i in range(40)]
+    request = parse_request({"id": "r", "instructions": "Answer from the passages.", "current": "What moved?",
+                             "evidence": evidence, "context_limit": 9000, "max_new_tokens": 64, "margin": 8})
+    counter = make_counter("mistral:tekken_240911")
+    fast = assemble(request, counter)
+    assert fast.counting_note is None and len(fast.kept_evidence) > 5
+    assert fast.input_tokens == len(counter.token_ids(fast.messages, fast.tools))
+    assert fast.to_json() == assemble(request, make_counter("mistral:tekken_240911"), reference=True).to_json()
+    assert counter.count_whole_reusing_texts(fast.messages, fast.tools)[0] == fast.input_tokens
+    blocks = fast.messages[-1].content.split("</evidence>\n")
+    assert len(blocks) > 5 and all(counter._text_cache.get(b + "</evidence>\n") for b in blocks[1:-2]), \
+        "the middle blocks, as the final count cuts them, were counted alone"

@@ -160,12 +160,8 @@ class V3Tekken:
                     hits += 1
                     continue
                 misses += 1
-                if len(piece) <= SLICE:  # remembered for the next count (a long span is not kept: its memory)
-                    if len(known) >= 65536:
-                        known.clear()
-                    value = known[piece] = len(encode(piece))
-                    total += value
-                    continue
+                total += self._span_count(piece, known)
+                continue
             if len(piece) <= SLICE or not self._sliceable:
                 total += len(encode(piece))
             else:
@@ -184,14 +180,28 @@ class V3Tekken:
         return joined_count(parts, known, lambda text: self._span_count(text, known), self._cuts)
 
     def _span_count(self, text: str, known: dict[str, int]) -> int:
-        """One text's count, from ``known`` or encoded (and remembered there when short)."""
+        """One text's count, from ``known`` or encoded (and remembered there when short). A long text is not kept
+        (its memory): where the pattern is the one ``_slices`` knows, it is counted slice by slice, cut at every
+        seam ``_slices`` cuts at (between two evidence blocks), each slice from ``known`` where it is there (a
+        passage's block, counted alone) or encoded."""
         value = known.get(text)
-        if value is None:
-            if len(text) > SLICE:  # not kept (its memory); sliced only where the pattern is the one ``_slices`` knows
-                return sum(len(self._encode(p)) for p in (_slices(text) if self._sliceable else (text,)))
-            if len(known) >= 65536:
-                known.clear()
-            value = known[text] = len(self._encode(text))
+        if value is not None:
+            return value
+        if len(text) > SLICE:
+            if not self._sliceable:
+                return len(self._encode(text))
+            total, start = 0, 0
+            while True:
+                cut = text.find(_CUT, start)
+                part = text[start:] if cut < 0 else text[start:cut + 2]
+                value = known.get(part)
+                total += len(self._encode(part)) if value is None else value
+                if cut < 0:
+                    return total
+                start = cut + 2
+        if len(known) >= 65536:
+            known.clear()
+        value = known[text] = len(self._encode(text))
         return value
 
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
