@@ -102,8 +102,9 @@ class Rendered:
     origins: list[tuple[str, str]] = field(default_factory=list)
 
 
-# Every rendered history message sets the same fields: one set for them all (a set per message was a third of its
-# memory). Frozen models never add to it; ``model_copy`` copies it before an update.
+# Every rendered history message sets the same four fields: one set of their names for them all (a set per message
+# was a third of its memory). A frozen model never adds to it (and could only add these names); ``model_copy``
+# copies it before an update.
 _MESSAGE_FIELDS = {"role", "content", "tool_calls", "tool_call_id"}
 
 
@@ -116,8 +117,8 @@ def chat_message(m) -> ChatMessage:
 def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None = None,
            turn_messages: Callable[[int], list[ChatMessage]] | None = None) -> Rendered:
     """Build the chat messages and tool list for ``selection`` of ``request`` (``blocks``: its passages'
-    blocks, where already built; ``turn_messages``: each history turn's messages, where already built, for a
-    render that is only counted)."""
+    blocks, where already built; ``turn_messages``: each history turn's messages, where already built: the
+    default assembly builds each turn's once for its counts and its final request)."""
     messages: list[ChatMessage] = []
     origins: list[tuple[str, str]] = []
     if request.instructions:  # no instructions, no system message

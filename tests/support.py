@@ -13,6 +13,15 @@ FIXTURES = ROOT / "fixtures"
 SHARED = ROOT.parent / "shared"
 
 
+def imported_files() -> list[Path]:
+    """The format fixtures and ../shared's real files an importer may read (chat templates and notes left out)."""
+    found = sorted((FIXTURES / "formats").glob("*"))
+    for shared in ("realworld", "realworld2"):
+        found += [p for p in sorted((SHARED / shared).glob("*/*")) if p.is_file() and p.parent.name != "chat-templates"
+                  and not p.name.endswith((".md", ".schema.json"))]
+    return found
+
+
 @lru_cache(maxsize=None)
 def default_counter():
     return make_counter()

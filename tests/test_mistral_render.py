@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mistral_requests import TOOLS, conversation, message
-from support import FIXTURES, SHARED, default_counter
+from support import FIXTURES, SHARED, default_counter, imported_files
 
 from core import TemplateRefused, make_counter
 from core.contracts import ChatMessage, ToolCall, ToolDefinition
@@ -161,14 +161,6 @@ def test_every_result_fixture(name):
     assert assert_same(default_counter(), messages, tools)
 
 
-def _imported_files():
-    found = sorted((FIXTURES / "formats").glob("*"))
-    for shared in ("realworld", "realworld2"):
-        found += [p for p in sorted((SHARED / shared).glob("*/*")) if p.is_file() and p.parent.name != "chat-templates"
-                  and not p.name.endswith((".md", ".schema.json"))]
-    return found
-
-
 def test_every_imported_request_of_the_fixtures_and_real_files():
     """Every request the importers read from the format fixtures and ../shared's real files, as recorded
     and with the adaptations the count makes, gives mistral-common's ids or its refusal."""
@@ -178,7 +170,7 @@ def test_every_imported_request_of_the_fixtures_and_real_files():
         pytest.skip("the shared real-world files are absent")
     made = default_counter()
     compared = accepted = 0
-    for path in _imported_files():
+    for path in imported_files():
         try:
             requests = import_file(path).requests
         except Exception:  # noqa: BLE001 - files the importers refuse have no request to count

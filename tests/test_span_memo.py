@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mistral_requests import TEXT, TOOLS, conversation
-from support import FIXTURES, SHARED
+from support import FIXTURES, SHARED, imported_files
 
 from core import TemplateRefused, assemble, make_counter, parse_request
 from core.contracts import ChatMessage, ToolDefinition
@@ -18,18 +18,20 @@ from core.formats.importing import import_file
 SLICE_TEXT = ("<evidence id=\"p\">\n" + "Words of a long passage, said again and again. " * 60 + "\n</evidence>\n") * 3
 
 
-def exact(counter, messages, tools):
+def answer(count, messages, tools):
+    """``count(messages, tools)``, or mistral-common's refusal in its words."""
     try:
-        return len(counter.token_ids(messages, tools))
+        return count(messages, tools)
     except TemplateRefused as exc:
         return exc.template_message
+
+
+def exact(counter, messages, tools):
+    return answer(lambda m, t: len(counter.token_ids(m, t)), messages, tools)
 
 
 def reused(counter, messages, tools):
-    try:
-        return counter.count_whole_reusing_texts(messages, tools)[0]
-    except TemplateRefused as exc:
-        return exc.template_message
+    return answer(lambda m, t: counter.count_whole_reusing_texts(m, t)[0], messages, tools)
 
 
 def texts_of(messages):
@@ -115,12 +117,8 @@ def test_every_imported_request_of_the_fixtures_and_real_files(counter):
 
     if not (SHARED / "realworld").is_dir():
         pytest.skip("the shared real-world files are absent")
-    found = sorted((FIXTURES / "formats").glob("*"))
-    for shared in ("realworld", "realworld2"):
-        found += [p for p in sorted((SHARED / shared).glob("*/*")) if p.is_file() and p.parent.name != "chat-templates"
-                  and not p.name.endswith((".md", ".schema.json"))]
     compared = 0
-    for path in found:
+    for path in imported_files():
         try:
             requests = import_file(path).requests
         except Exception:  # noqa: BLE001 - files the importers refuse have no request to count

@@ -205,7 +205,6 @@ class TokenCounter(ABC):
             self._cache.popitem(last=False)
         return value
 
-
     def count_reusing_texts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
         """A complete count of the request that may reuse this counter's text counts for the spans the request
         renders into (the span memo), where a counter can vouch that this is still the whole request's count

@@ -27,6 +27,7 @@ TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{
 JOIN = "\n\n"  # the normaliser's join of a run's messages, and of the system prompt to the last run
 # How far from a seam a cut is looked for (characters); beyond it the request is counted whole.
 CUT_REACH = 512
+MEMO_TEXT = 1 << 12  # characters: a text's cuts are remembered up to this length (the memo holds the text)
 
 
 def _letter(char: str) -> bool:
@@ -97,14 +98,16 @@ def joined_count(parts: Joined, known: dict[str, int], count: Callable[[str], in
     text's own count (``known``, else ``count``) less its stretches before its first cut and after its last, plus
     each stretch from one text's last cut across the join to the next one's first (``count``: short strings). A
     text with no cut near its edges stays inside the stretch being built. With whether every text was in
-    ``known``. ``cuts`` remembers each text's cuts."""
+    ``known``. ``cuts`` remembers the cuts of each text up to ``MEMO_TEXT`` characters (a longer one is not held)."""
     total, pending, found = 0, None, True
     for part in parts:
-        pending = part if pending is None else pending + JOIN + part
         at = cuts.get(part)
         if at is None:
-            at = cuts[part] = cuts_of(part)
+            at = cuts_of(part)
+            if len(part) <= MEMO_TEXT:
+                cuts[part] = at
         if not at:
+            pending = part if pending is None else pending + JOIN + part
             found = False
             continue
         a, b = at
@@ -112,6 +115,7 @@ def joined_count(parts: Joined, known: dict[str, int], count: Callable[[str], in
         if whole is None:
             found = False
             whole = count(part)
-        total += count(pending[:len(pending) - len(part) + a]) + whole - count(part[:a]) - count(part[b:])
+        head = part[:a]
+        total += count(head if pending is None else pending + JOIN + head) + whole - count(head) - count(part[b:])
         pending = part[b:]
     return total + count(pending), found
