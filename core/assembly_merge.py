@@ -7,8 +7,8 @@ attempt whole costs one complete count per turn, the reference's own cost. This 
 change from the text near the seam only.
 
 Why that is exact: ``core.counters.tekken_cuts`` proves that at a *cut* (a letter, then a character that is
-neither a letter nor a mark) a text's count is the sum of the counts of the text either side. The cut depends on two characters only, so a cut inside the text both requests share splits both the
-same way, and the difference of two run texts is the difference of the stretches between the nearest
+neither a letter nor a mark) a text's count is the sum of the counts of the text either side. The cut
+depends on two characters only, so a cut inside the text both requests share splits both the same way, and the difference of two run texts is the difference of the stretches between the nearest
 shared cuts around the change: the joined message with a word or so either side of it. The message's
 own first and last cut split it the same way wherever it stands, so its text between them is tokenised
 once (every single message in one pass) and an attempt counts only the short stretches at its edges.

@@ -168,3 +168,20 @@ def test_a_long_last_turn_of_passages_is_counted_block_by_block_from_their_text_
     blocks = fast.messages[-1].content.split("</evidence>\n")
     assert len(blocks) > 5 and all(counter._text_cache.get(b + "</evidence>\n") for b in blocks[1:-2]), \
         "the middle blocks, as the final count cuts them, were counted alone"
+
+
+def test_a_counter_whose_text_counts_are_its_own_gets_no_span_memo():
+    """Text counts made some other way are never taken for span counts: the count is the plain whole count."""
+    from core.counters.mistral import MistralCounter
+
+    class Rounded(MistralCounter):
+        def text_token_count(self, text):
+            return 10 * (len(text) // 10)
+
+    counter = Rounded("tekken_240911")
+    messages = [ChatMessage(role="user", content="Hello there, how are you?"),
+                ChatMessage(role="assistant", content="Fine."), ChatMessage(role="user", content="Good.")]
+    for m in messages:
+        counter.text_count(m.content)
+    assert counter._span_memo() is None
+    assert counter.count_whole_reusing_texts(messages, [])[0] == len(counter.token_ids(messages, []))

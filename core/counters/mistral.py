@@ -229,16 +229,16 @@ class MistralCounter(TokenCounter):
 
     def _span_memo(self) -> dict[str, int] | None:
         """The text-count cache as the one-pass renderer's span memo, where each of its entries is exactly the
-        count the renderer's encoding of that string gives: ``text_token_count`` is this class's own and its
-        encoder is the renderer's (tekken's ``encode_ordinary``, no special tokens registered; the renderer
-        slices a long span only where the pre-tokeniser cuts anyway, the same count). ``None`` otherwise."""
+        count the renderer's encoding of that string gives: ``text_count`` is the base's, ``text_token_count`` this
+        class's own, and its encoder the renderer's (tekken's ``encode_ordinary``, no special tokens registered;
+        the renderer slices a long span only where the pre-tokeniser cuts anyway, the same count). Else ``None``."""
         if "_span_memo_ok" not in self.__dict__:
             renderer = self._renderer()
             encode = self.__dict__.get("_text_encode")
             if encode is None:
                 encode = self._text_encode = self._text_encoder()
             self._span_memo_ok = (renderer is not None and type(self).text_token_count is MistralCounter.text_token_count
-                                  and encode == renderer._encode)
+                                  and type(self).text_count is TokenCounter.text_count and encode == renderer._encode)
             self.span_tally = [0, 0]  # spans found in the text counts, spans encoded (``count_reusing_texts``)
         return self._text_cache if self._span_memo_ok else None
 
