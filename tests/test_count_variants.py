@@ -76,6 +76,39 @@ def test_every_variant_count_is_the_complete_count_of_that_variant(name, message
     assert answered or n <= 1
 
 
+@given(messages=conversation(), tools=TOOLS)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_variant_counts_told_from_the_request_s_count_with_its_user_runs_never_tokenised(messages, tools):
+    """The mistral variants tell a variant's count from the request's: a long user run no count has tokenised
+    yet (every user run here) is tokenised only where a variant leaves it out or cuts it, and the system prompt
+    written into the last user turn only where a variant writes it differently. Every variant is still the
+    complete count of that variant."""
+    from core.counters import mistral_variants
+
+    counter = default_counter()
+    total = whole(counter, messages, tools)
+    if total is None:
+        return
+    counter._text_cache.clear()
+    lazy_chars = mistral_variants.LAZY_CHARS
+    mistral_variants.LAZY_CHARS = 0
+    try:
+        variants = counter.variant_counts(messages, tools, total)
+    finally:
+        mistral_variants.LAZY_CHARS = lazy_chars
+    if variants is None:
+        return
+    event("some user run lazy" if variants.lazy else "no user run")
+    n = len(messages)
+    for start in range(n + 1):
+        for end in range(start, n + 1):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
+
+
 def assert_same_figures(imported, counter=None):
     counter = counter or default_counter()
     try:

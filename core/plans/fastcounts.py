@@ -2,6 +2,7 @@
 whole where it must, and checked (the reference is ``counts.PlanCounts``)."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 from ..contracts import ChatMessage, Evidence, ToolDefinition
@@ -58,6 +59,15 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
 
     # ---- the running total
 
+    def total(self, replaced: Any = None, *, exact: bool = False) -> int:
+        """``PlanCounts.total``; once the emitted prompt is counted (the trace's questions come after it),
+        a question about that very prompt (a section with all its committed entries) takes that count."""
+        if self.final_value is not None and replaced and all(
+                len(v) == len(self.current[k]) and all(map(operator.is_, v, self.current[k]))
+                for k, v in replaced.items()):
+            return self.final_value
+        return super().total(replaced, exact=exact)
+
     def pinned_total(self) -> int:
         self.running = self.total()
         self._running_checked = True
@@ -86,9 +96,12 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         self._running_checked = True
 
     def whole_cost(self, name: str, entries: Sequence[Any]) -> int:
-        without = self.total({name: []})
-        if not self._running_checked and not self.current[name]:
-            self._check_running(without)  # that count is the committed prompt's
+        if self._running_checked and not self.current[name]:
+            without = self.running  # the committed prompt, as a complete count gave it since the last commit
+        else:
+            without = self.total({name: []})
+            if not self._running_checked and not self.current[name]:
+                self._check_running(without)  # that count is the committed prompt's
         return self.total({name: list(entries)}) - without
 
     def pins_cost(self, name: str) -> int:
@@ -109,6 +122,10 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         super().commit(name, entries)
         self.running += new - old
         self._running_checked = False
+        last = self._last_whole  # a section is often committed as the list a check near its allowance
+        if last is not None and all(len(last[0][k]) == len(v) and all(map(operator.is_, last[0][k], v))
+                                    for k, v in self.current.items()):  # counted whole: that is the new total
+            self._check_running(last[1])
 
     def final_total(self) -> int:
         value = super().final_total()
