@@ -193,8 +193,9 @@ class HFVariants:
                 self._tokens_before(self.cut[k - 1]) + self.counter.text_count(block) + self.prompt_tokens
         return self._lasts[k]
 
-    def count(self, start: int, end: int) -> int | None:
-        """The complete count of ``messages[:start] + messages[end:]``: prefixes only (``end == n``)."""
+    def count(self, start: int, end: int, *, cheap: bool = False) -> int | None:
+        """The complete count of ``messages[:start] + messages[end:]``: prefixes only (``end == n``). (Every
+        answer is cheap: ``cheap`` is the mistral variants' word.)"""
         if end != self.n or start == 0:
             raise Unsure("only prefixes are known here")
         if start == self.n:

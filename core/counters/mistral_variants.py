@@ -78,11 +78,12 @@ class TekkenVariants:
             self.run_of.append(len(starts) - 1)
         self.start = starts
         self.end = starts[1:] + [n]
-        cached = getattr(getattr(text_count, "__self__", None), "_text_cache", None)
+        cached = self._cached = getattr(getattr(text_count, "__self__", None), "_text_cache", None) or {}
+        self._cheap = False
         self.lazy: dict[int, int | None] = {}  # runs whose length is worked out only when a variant needs it
         lengths = []
         for r, (a, b) in enumerate(zip(self.start, self.end)):
-            if total is not None and cached is not None and m[a].role == "user":
+            if total is not None and m[a].role == "user":
                 text = _joined(m[a:b])
                 if len(text) > LAZY_CHARS and text not in cached:
                     self.lazy[r] = None
@@ -110,6 +111,8 @@ class TekkenVariants:
         for r in self.lazy:
             if a <= r < b:
                 if self.lazy[r] is None:
+                    if self._cheap:
+                        raise Unsure("a long run no count has tokenised")
                     self.lazy[r] = self._length(self.m[self.start[r]:self.end[r]])
                 value += self.lazy[r]
         return value
@@ -152,9 +155,16 @@ class TekkenVariants:
             return 2 + self.tc(json.dumps([self.r._call(c) for c in calls], ensure_ascii=False))
         return 1 + self.tc(content.rstrip(" "))
 
-    def count(self, start: int, end: int) -> int | None:
-        """The complete count of ``messages[:start] + messages[end:]`` (see the module's words)."""
+    def count(self, start: int, end: int, *, cheap: bool = False) -> int | None:
+        """The complete count of ``messages[:start] + messages[end:]`` (see the module's words). ``cheap``:
+        raise ``Unsure`` rather than tokenise a long text no count has tokenised yet (a whole count of the
+        variant may then cost no more)."""
+        self._cheap = cheap
         return self._count(start, end, self.total is not None)
+
+    def _long(self, text: str) -> bool:
+        """Whether ``text`` is long and not yet in the text-count cache (``cheap`` refuses to tokenise it)."""
+        return len(text) > LAZY_CHARS and text not in self._cached
 
     def _count(self, start: int, end: int, told: bool) -> int | None:
         """``count``; ``told``: from the request's count (else every block summed)."""
@@ -171,6 +181,8 @@ class TekkenVariants:
         tail = m[end:self.end[rb]] if rb is not None else []
         merged = bool(tail) and tail[0].role == head[0].role and head[0].role != "system"
         seam = [head + tail] if merged else [head, tail]
+        if self._cheap and any(g and g[0].role == "user" and self._long(_joined(g)) for g in seam):
+            raise Unsure("a long run at the seam no count has tokenised")
         parts = [self._length(g) for g in seam]
         if None in parts:
             return None
@@ -185,6 +197,8 @@ class TekkenVariants:
         value = self.total - self._run_length(ra, rb + 1 if rb is not None else len(self.start)) + sum(parts)
         value += pad - self.full_pad
         if system != self.full_system or (system and content != self.full_last_user):
+            if self._cheap and (self._long(content) or self._full_adjust is None and self._long(self.full_last_user)):
+                raise Unsure("a long last user turn no count has tokenised")
             if self._full_adjust is None:
                 self._full_adjust = self._adjust(self.full_system, self.full_last_user)
             value += self._adjust(system, content) - self._full_adjust

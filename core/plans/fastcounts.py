@@ -13,7 +13,7 @@ from ..render import user_content
 from .chains import ChainCosts
 from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
-from .slices import SliceCosts
+from .slices import SliceCosts, _middle_cuts
 from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
 
 
@@ -25,6 +25,23 @@ def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
     return repeats.repeated_text(counter, texts)
 
 
+def _last_render(render: Any) -> Any:
+    """``render`` that gives the messages again for the view it last rendered (the same entry objects in every
+    section): the committed prompt is rendered for its count, its variant counts and the trace."""
+    last: list = [None, None]
+
+    def rendered(states: Any, view: Any) -> list[ChatMessage]:
+        seen = last[0]
+        if seen is not None and seen.keys() == view.keys() and all(
+                len(seen[k]) == len(v) and all(map(operator.is_, seen[k], v)) for k, v in view.items()):
+            return list(last[1])
+        messages = render(states, view)
+        last[0], last[1] = {k: list(v) for k, v in view.items()}, messages
+        return list(messages)
+
+    return rendered
+
+
 class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
     """Answers from item costs where it can, counts whole where it must, and checks itself."""
 
@@ -32,6 +49,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._render = _last_render(self._render)
         self.memo = _plan_memo(self.counter)
         self._scope_memo: dict | None = None
         self._host_text: tuple[Any, str] = ((), "")
@@ -96,7 +114,21 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         self._running_checked = True
 
     def whole_cost(self, name: str, entries: Sequence[Any]) -> int:
-        if self._running_checked and not self.current[name]:
+        committed = self.current[name]
+        if committed and len(entries) == len(committed) and all(map(operator.is_, entries, committed)):
+            # the committed prompt itself (the check that no section is over its allowance): counted whole, and
+            # the prompt without the section is a variant of it
+            with_them = self.total({name: committed})
+            last = self._last_whole
+            if not self._running_checked:
+                self._check_running(with_them)
+            without = self._left_out(name, with_them)
+            if without is not None:
+                return with_them - without
+            without = self.total({name: []})
+            self._last_whole = last  # the emitted prompt is the one counted whole last (``final_total``)
+            return with_them - without
+        if self._running_checked and not committed:
             without = self.running  # the committed prompt, as a complete count gave it since the last commit
         else:
             without = self.total({name: []})
@@ -184,6 +216,8 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
 
     def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
         costs = self._chain(name, list(entries))
+        if costs is None and _middle_cuts(self.counter) and any(m.role != "system" for m in entries):
+            costs = self._slice_kept_costs(name, list(entries))  # the emitted prompt's variants: in a moment
         return costs if costs is not None else self._local_costs(name, list(entries))
 
     def _whole_kept_costs(self, name: str, entries: list[Any]) -> list[int]:
