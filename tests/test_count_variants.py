@@ -109,6 +109,45 @@ def test_variant_counts_told_from_the_request_s_count_with_its_user_runs_never_t
             assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
 
 
+def test_variant_counts_of_a_request_whose_question_carries_many_evidence_blocks():
+    """A question with its evidence blocks is longer than ``LAZY_CHARS``: the mistral variants count it from its
+    blocks (cut where tekken always cuts, each block counted on its own) or leave it for a variant that needs it,
+    with and without a system prompt written into it; every variant is the complete count of that variant."""
+    import random
+
+    from core.contracts import Evidence
+    from core.render import evidence_block, user_content
+
+    rng = random.Random(7)
+    words = "disk cluster rollback, node (primary) <x> & \"quoted\" 3.14 été latency\n".split(" ")
+    passages = [Evidence(id=f"p{i}", source=f"doc-{i}.md", text=" ".join(rng.choice(words) for _ in range(60)),
+                         score=1.0) for i in range(40)]
+    question = user_content("What changed since the last deploy?", passages)
+    assert len(question) > 8192
+    for system in (True, False):
+        counter = default_counter()
+        counter._text_cache.clear()
+        for p in passages[1:-1]:  # the plan counts every block on its own
+            counter.text_count(evidence_block(p))
+        messages = ([ChatMessage(role="system", content="Be brief.")] if system else []) + [
+            ChatMessage(role="user", content="Keep answers short."), ChatMessage(role="assistant", content="Sure."),
+            ChatMessage(role="user", content="And cite sources."), ChatMessage(role="user", content=question),
+            ChatMessage(role="assistant", content="Noted."), ChatMessage(role="user", content="Go on.")]
+        for order in (messages, messages[:-2]):  # the question last, and the question before a later turn
+            total = counter.count(order, [])
+            variants = counter.variant_counts(order, [], total)
+            assert variants is not None
+            n = len(order)
+            for start in range(1, n + 1):
+                for end in range(start, n + 1):
+                    for cheap in (True, False):
+                        try:
+                            got = variants.count(start, end, cheap=cheap)
+                        except Exception:  # noqa: BLE001 - left to a whole count
+                            continue
+                        assert got == whole(counter, order[:start] + order[end:], []), (system, start, end)
+
+
 def assert_same_figures(imported, counter=None):
     counter = counter or default_counter()
     try:

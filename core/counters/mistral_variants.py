@@ -27,7 +27,7 @@ from itertools import accumulate
 from typing import Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
-from .mistral_render import _CALL_ID, _FOLLOWS, _NAME, Unsure, V3Tekken, _joined, _normalised, _parsed
+from .mistral_render import _CALL_ID, _CUT, _FOLLOWS, _NAME, Unsure, V3Tekken, _joined, _normalised, _parsed
 
 MAX_SYSTEM_MESSAGES = 16  # beyond it every variant may have a system prompt of its own: counted in full
 LAZY_CHARS = 8192  # a user run this long whose text is not yet in the text-count cache is tokenised only if asked
@@ -38,7 +38,9 @@ class TekkenVariants:
                  text_count: Callable[[str], int], total: int | None = None) -> None:
         m = self.m = list(messages)
         n = self.n = len(m)
-        self.r, self.tc = renderer, text_count
+        self.r, self._text_count = renderer, text_count
+        self._cached = getattr(getattr(text_count, "__self__", None), "_text_cache", None) or {}
+        self._cheap = False
         self.tools_block = 2 + text_count(renderer._tools_json(tools)) if tools else 0
         self.systems = [x.content for x in m if x.role == "system" and x.content]
         if len(self.systems) > MAX_SYSTEM_MESSAGES:
@@ -78,14 +80,12 @@ class TekkenVariants:
             self.run_of.append(len(starts) - 1)
         self.start = starts
         self.end = starts[1:] + [n]
-        cached = self._cached = getattr(getattr(text_count, "__self__", None), "_text_cache", None) or {}
-        self._cheap = False
         self.lazy: dict[int, int | None] = {}  # runs whose length is worked out only when a variant needs it
         lengths = []
         for r, (a, b) in enumerate(zip(self.start, self.end)):
             if total is not None and m[a].role == "user":
                 text = _joined(m[a:b])
-                if len(text) > LAZY_CHARS and text not in cached:
+                if self._long(text):
                     self.lazy[r] = None
                     lengths.append(0)
                     continue
@@ -162,9 +162,28 @@ class TekkenVariants:
         self._cheap = cheap
         return self._count(start, end, self.total is not None)
 
+    def _pieces(self, text: str) -> list[str]:
+        """``text`` cut after every ``>\n`` that a ``<`` follows (between two evidence blocks), where tekken's
+        pre-tokeniser always cuts (``mistral_render._slices``): its tokens are its pieces' tokens, and a
+        question's pieces are its evidence blocks, each already counted on its own."""
+        if len(text) <= LAZY_CHARS or not self.r._sliceable or _CUT not in text:
+            return [text]
+        parts = text.split(_CUT)
+        return [parts[0] + ">\n"] + ["<" + p + ">\n" for p in parts[1:-1]] + ["<" + parts[-1]]
+
+    def tc(self, text: str) -> int:
+        """The text's tokens, from its pieces' cached counts where it is cut into pieces."""
+        pieces = self._pieces(text)
+        if len(pieces) == 1:
+            return self._text_count(text)
+        return sum(map(self._text_count, pieces))
+
     def _long(self, text: str) -> bool:
-        """Whether ``text`` is long and not yet in the text-count cache (``cheap`` refuses to tokenise it)."""
-        return len(text) > LAZY_CHARS and text not in self._cached
+        """Whether ``text`` is long and would be tokenised anew (``cheap`` refuses to): it is not in the
+        text-count cache, nor are its long pieces."""
+        if len(text) <= LAZY_CHARS or text in self._cached:
+            return False
+        return any(len(p) > LAZY_CHARS and p not in self._cached for p in self._pieces(text))
 
     def _count(self, start: int, end: int, told: bool) -> int | None:
         """``count``; ``told``: from the request's count (else every block summed)."""
@@ -258,10 +277,8 @@ def variants(renderer: V3Tekken | None, messages: Sequence[ChatMessage], tools: 
         return None
     try:
         made = TekkenVariants(renderer, messages, tools, text_count, total)
-        cached = getattr(getattr(text_count, "__self__", None), "_text_cache", {})
         joined = made.full_system and made.full_system + "\n\n" + made.full_last_user
-        if (not made.lazy and (not joined or len(joined) <= LAZY_CHARS or joined in cached)
-                and made._count(made.n, made.n, False) != total):
+        if not made.lazy and not (joined and made._long(joined)) and made._count(made.n, made.n, False) != total:
             return None
     except Exception:  # noqa: BLE001 - anything unexpected: every variant is counted in full
         return None

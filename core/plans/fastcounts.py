@@ -11,10 +11,10 @@ from ..errors import CounterError
 from .. import repeats
 from ..render import user_content
 from .chains import ChainCosts
-from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
+from .counts import _UNSTABLE, NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
 from .slices import SliceCosts, _middle_cuts
-from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
+from .seams import _joins, _last_run_start, _plain, _seam_end, _seam_start, _stand_in, _tools_stand_apart
 
 
 def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
@@ -238,10 +238,26 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         ctx = self._chain_context(name)
         if ctx[2]:
             return [self.alone_cost(name, m) for m in entries]
-        out = []
+        # Alone between the same neighbours, an entry's constant is its kind's and its text's ends' (the key
+        # ``_constant`` learns it by): once a walk has met that key checked, the rest of its kind take it.
+        memo, kinds, out = self._scope(), {}, []
         for m in entries:
+            kind = (m.role, _seam_start(m.content), _seam_end(m.content)) if _plain(m) else None
+            hit = kinds.get(kind) if kind is not None else None
+            if hit is not None:
+                known = memo.get(hit[1])
+                if known is not None and known != _UNSTABLE and known[1] and known[0] == hit[0]:
+                    out.append(self.counter.text_count(m.content) + hit[0])
+                    continue
+            self._last_step = None
             costs = self._walk(ctx, [m], 0, ctx[-1], None)[0]
-            out.append(costs[0] if costs is not None else self._local_costs(name, [m])[0])
+            if costs is None:
+                out.append(self._local_costs(name, [m])[0])
+                continue
+            out.append(costs[0])
+            step = self._last_step
+            if kind is not None and step is not None and step[0] is not None and not step[1]:
+                kinds[kind] = (costs[0] - self.counter.text_count(m.content), step[0])
         return out
 
     def alone_cost(self, name: str, entry: Any) -> int:

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from ..alternation import countable_variants
 from ..errors import CounterError
-from .chains import _where_lists_part
+from .lists import _where_lists_part
 
 
 class SliceCosts:
