@@ -122,3 +122,67 @@ def test_every_prefix_count_is_the_complete_count_of_that_prefix(name):
             assert got == whole(messages[:start], tools), start
 
     run()
+
+
+@pytest.mark.parametrize("name, tool_calls", [("qwen3", True), ("phi35", False), ("gemma4", True), ("qwen3", False)])
+def test_every_slice_left_out_of_the_middle_is_the_complete_count_of_that_variant(name, tool_calls):
+    """What drop-oldest asks of a section of tool-call turns between a system prompt and a question: the request
+    with a slice of messages left out of its middle. Whatever the variants answer (the whole render with the
+    slice's text taken out, where the template writes it so) is the complete count of that variant."""
+    from core import CounterError, TemplateRefused
+
+    counter = real(name)
+    request = import_data(body(11, 26, tool_calls)).requests[0]
+    messages, tools = request.messages, request.tools
+    total = counter.count(messages, tools)
+    variants = counter.variant_counts(messages, tools, total)
+    assert variants is not None
+    answered = 0
+    n = len(messages)
+    for start in range(1, n - 1):
+        for end in range(start + 1, n):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            try:
+                expected = counter.count(messages[:start] + messages[end:], tools)
+            except (TemplateRefused, CounterError):
+                expected = None
+            assert got == expected, (start, end)
+            answered += 1
+    assert answered >= n  # most of them answered without a count of their own
+
+
+@pytest.mark.parametrize("name", ["qwen3", "phi35", "gemma4"])
+def test_every_middle_cut_of_any_conversation_is_its_complete_count(name):
+    from hypothesis import HealthCheck, given, settings
+    from mistral_requests import TOOLS as TOOL_SETS, conversation
+
+    from core import CounterError, TemplateRefused
+
+    counter = real(name)
+
+    def whole(messages, tools):
+        try:
+            return counter.count(messages, tools) if messages else None
+        except (TemplateRefused, CounterError):
+            return None
+
+    @given(messages=conversation(), tools=TOOL_SETS)
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def run(messages, tools):
+        total = whole(messages, tools)
+        variants = counter.variant_counts(messages, tools, total) if total is not None else None
+        if variants is None:
+            return
+        n = len(messages)
+        for start in range(1, n):
+            for end in range(start + 1, n):
+                try:
+                    got = variants.count(start, end)
+                except Exception:  # noqa: BLE001 - left to a whole count
+                    continue
+                assert got == whole(messages[:start] + messages[end:], tools), (start, end)
+
+    run()
