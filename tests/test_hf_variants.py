@@ -186,3 +186,33 @@ def test_every_middle_cut_of_any_conversation_is_its_complete_count(name):
                 assert got == whole(messages[:start] + messages[end:], tools), (start, end)
 
     run()
+
+
+def test_middle_cuts_where_short_texts_are_spelled_inside_the_role_markers(toy_tokenizer_dir):
+    """Texts as short as "u" and "a" are written inside "<|im_start|>user" and "<|im_start|>assistant" too: a
+    boundary is located only where such a text is followed by the template's closing token, and every slice
+    left out is still the complete count of its variant (the toy template of the test suite)."""
+    from core import CounterError, TemplateRefused, make_counter
+    from core.contracts import ChatMessage, ToolCall
+
+    counter = make_counter(f"hf:{toy_tokenizer_dir}")
+    messages = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="u")]
+    for k in range(1, 7):
+        messages += [ChatMessage(role="assistant", tool_calls=[ToolCall(id=f"call{k}", name="lookup", arguments={"q": ""})]),
+                     ChatMessage(role="tool", content="{}", tool_call_id=f"call{k}"),
+                     ChatMessage(role="assistant", content="a"), ChatMessage(role="user", content="u")]
+    total = counter.count(messages, [])
+    variants = counter.variant_counts(messages, [], total)
+    assert variants is not None
+    n = len(messages)
+    for start in range(1, n - 1):
+        for end in range(start + 1, n):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            try:
+                expected = counter.count(messages[:start] + messages[end:], [])
+            except (TemplateRefused, CounterError):
+                expected = None
+            assert got == expected, (start, end)
