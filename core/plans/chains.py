@@ -15,6 +15,21 @@ from .seams import (_STUB, _compress_runs, _joins, _kind, _needs_closing_turn, _
                     _stand_in)
 
 
+def _users_from(entries: list[Any]) -> int:
+    """Where the run of user messages that ends ``entries`` starts (``len(entries)`` when none ends it)."""
+    i = len(entries)
+    while i and entries[i - 1].role == "user":
+        i -= 1
+    return i
+
+
+def _moved(state: tuple, shift: tuple[int, int]) -> tuple:
+    """A walk state (``_back``'s) with its run starts' distances moved by ``shift``."""
+    previous, text, trail, last, previous_user = state
+    return (previous, text, None if trail is None else trail + shift[0], None if last is None else last + shift[1],
+            previous_user)
+
+
 class ChainCosts:
     """The item model of ``FastPlanCounts`` for message sections (a mixin: its state is set there)."""
 
@@ -108,6 +123,7 @@ class ChainCosts:
 
         costs: list[int] = []
         states: list[tuple] = []
+        users_from = None  # where the run of user messages ending the list starts, once asked
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -118,6 +134,16 @@ class ChainCosts:
                         and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
                     self._walk_end = self._chain_cache[name][5]
                     return costs + old_costs[k + d:], states + old_states[k + d:]
+                if (was is not None and was[0] is previous and previous_user and was[4] and None not in
+                        (trail, last, was[2], was[3]) and k >= (users_from := users_from if users_from is not None
+                                                                  else _users_from(entries))):
+                    # inside a run of user messages that lasts to the end of both lists: where the run starts
+                    # moves nothing after here (each entry joins the run the last did), so the last list's costs
+                    # hold; its states and end state are the run's start moved to this list's
+                    shift = (n - trail) - was[2], (n - last) - was[3]
+                    end = _moved(self._chain_cache[name][5], shift)
+                    self._walk_end = end
+                    return costs + old_costs[k + d:], states + [_moved(x, shift) for x in old_states[k + d:]]
             states.append(_back((previous, previous_text, trail, last, previous_user), size + k))
             if not _plain(message):
                 return None, None
