@@ -44,6 +44,20 @@ def counter_named(name: str):
 COUNTERS = pytest.mark.parametrize("name", ["mistral", "openai"])
 
 
+def assert_every_variant(counter, variants, messages, tools) -> int:
+    """Every variant the variant counts answer for is the complete count of that variant; how many answered."""
+    n, answered = len(messages), 0
+    for start in range(n + 1):
+        for end in range(start, n + 1):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            answered += 1
+            assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
+    return answered
+
+
 def whole(counter, messages, tools):
     if not messages:
         return None
@@ -64,15 +78,7 @@ def test_every_variant_count_is_the_complete_count_of_that_variant(name, message
     if variants is None:
         return
     n = len(messages)
-    answered = 0
-    for start in range(n + 1):
-        for end in range(start, n + 1):
-            try:
-                got = variants.count(start, end)
-            except Exception:  # noqa: BLE001 - left to a whole count
-                continue
-            answered += 1
-            assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
+    answered = assert_every_variant(counter, variants, messages, tools)
     assert answered or n <= 1
 
 
@@ -99,14 +105,7 @@ def test_variant_counts_told_from_the_request_s_count_with_its_user_runs_never_t
     if variants is None:
         return
     event("some user run lazy" if variants.lazy else "no user run")
-    n = len(messages)
-    for start in range(n + 1):
-        for end in range(start, n + 1):
-            try:
-                got = variants.count(start, end)
-            except Exception:  # noqa: BLE001 - left to a whole count
-                continue
-            assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
+    assert_every_variant(counter, variants, messages, tools)
 
 
 def test_variant_counts_of_a_request_whose_question_carries_many_evidence_blocks():
