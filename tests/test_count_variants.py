@@ -44,6 +44,20 @@ def counter_named(name: str):
 COUNTERS = pytest.mark.parametrize("name", ["mistral", "openai"])
 
 
+def assert_every_variant(counter, variants, messages, tools) -> int:
+    """Every variant the variant counts answer for is the complete count of that variant; how many answered."""
+    n, answered = len(messages), 0
+    for start in range(n + 1):
+        for end in range(start, n + 1):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            answered += 1
+            assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
+    return answered
+
+
 def whole(counter, messages, tools):
     if not messages:
         return None
@@ -64,16 +78,73 @@ def test_every_variant_count_is_the_complete_count_of_that_variant(name, message
     if variants is None:
         return
     n = len(messages)
-    answered = 0
-    for start in range(n + 1):
-        for end in range(start, n + 1):
-            try:
-                got = variants.count(start, end)
-            except Exception:  # noqa: BLE001 - left to a whole count
-                continue
-            answered += 1
-            assert got == whole(counter, messages[:start] + messages[end:], tools), (start, end)
+    answered = assert_every_variant(counter, variants, messages, tools)
     assert answered or n <= 1
+
+
+@given(messages=conversation(), tools=TOOLS)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_variant_counts_told_from_the_request_s_count_with_its_user_runs_never_tokenised(messages, tools):
+    """The mistral variants tell a variant's count from the request's: a long user run no count has tokenised
+    yet (every user run here) is tokenised only where a variant leaves it out or cuts it, and the system prompt
+    written into the last user turn only where a variant writes it differently. Every variant is still the
+    complete count of that variant."""
+    from core.counters import mistral_variants
+
+    counter = default_counter()
+    total = whole(counter, messages, tools)
+    if total is None:
+        return
+    counter._text_cache.clear()
+    lazy_chars = mistral_variants.LAZY_CHARS
+    mistral_variants.LAZY_CHARS = 0
+    try:
+        variants = counter.variant_counts(messages, tools, total)
+    finally:
+        mistral_variants.LAZY_CHARS = lazy_chars
+    if variants is None:
+        return
+    event("some user run lazy" if variants.lazy else "no user run")
+    assert_every_variant(counter, variants, messages, tools)
+
+
+def test_variant_counts_of_a_request_whose_question_carries_many_evidence_blocks():
+    """A question with its evidence blocks is longer than ``LAZY_CHARS``: the mistral variants count it from its
+    blocks (cut where tekken always cuts, each block counted on its own) or leave it for a variant that needs it,
+    with and without a system prompt written into it; every variant is the complete count of that variant."""
+    import random
+
+    from core.contracts import Evidence
+    from core.render import evidence_block, user_content
+
+    rng = random.Random(7)
+    words = "disk cluster rollback, node (primary) <x> & \"quoted\" 3.14 été latency\n".split(" ")
+    passages = [Evidence(id=f"p{i}", source=f"doc-{i}.md", text=" ".join(rng.choice(words) for _ in range(60)),
+                         score=1.0) for i in range(40)]
+    question = user_content("What changed since the last deploy?", passages)
+    assert len(question) > 8192
+    for system in (True, False):
+        counter = default_counter()
+        counter._text_cache.clear()
+        for p in passages[1:-1]:  # the plan counts every block on its own
+            counter.text_count(evidence_block(p))
+        messages = ([ChatMessage(role="system", content="Be brief.")] if system else []) + [
+            ChatMessage(role="user", content="Keep answers short."), ChatMessage(role="assistant", content="Sure."),
+            ChatMessage(role="user", content="And cite sources."), ChatMessage(role="user", content=question),
+            ChatMessage(role="assistant", content="Noted."), ChatMessage(role="user", content="Go on.")]
+        for order in (messages, messages[:-2]):  # the question last, and the question before a later turn
+            total = counter.count(order, [])
+            variants = counter.variant_counts(order, [], total)
+            assert variants is not None
+            n = len(order)
+            for start in range(1, n + 1):
+                for end in range(start, n + 1):
+                    for cheap in (True, False):
+                        try:
+                            got = variants.count(start, end, cheap=cheap)
+                        except Exception:  # noqa: BLE001 - left to a whole count
+                            continue
+                        assert got == whole(counter, order[:start] + order[end:], []), (system, start, end)
 
 
 def assert_same_figures(imported, counter=None):

@@ -90,10 +90,10 @@ def test_nemo_compares_messages_so_every_variant_is_counted_whole():
     assert len(messages) == 12
 
 
-@pytest.mark.parametrize("name", ["qwen3", "phi35", "gemma4"])
-def test_every_prefix_count_is_the_complete_count_of_that_prefix(name):
+def _any_conversation(name: str, cuts, examples: int) -> None:
     """Any conversation (the odd message of any shape among well-formed turns, hostile texts): whatever the
-    variants answer is the complete count of that variant; the rest they leave to a whole count."""
+    variants answer for the ``(start, end)`` pairs ``cuts(n)`` gives is the complete count of that variant; the
+    rest they leave to a whole count."""
     from hypothesis import HealthCheck, given, settings
     from mistral_requests import TOOLS as TOOL_SETS, conversation
 
@@ -108,17 +108,83 @@ def test_every_prefix_count_is_the_complete_count_of_that_prefix(name):
             return None
 
     @given(messages=conversation(), tools=TOOL_SETS)
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     def run(messages, tools):
         total = whole(messages, tools)
         variants = counter.variant_counts(messages, tools, total) if total is not None else None
         if variants is None:
             return
-        for start in range(len(messages) + 1):
+        for start, end in cuts(len(messages)):
             try:
-                got = variants.count(start, len(messages))
+                got = variants.count(start, end)
             except Exception:  # noqa: BLE001 - left to a whole count
                 continue
-            assert got == whole(messages[:start], tools), start
+            assert got == whole(messages[:start] + messages[end:], tools), (start, end)
 
     run()
+
+
+@pytest.mark.parametrize("name", ["qwen3", "phi35", "gemma4"])
+def test_every_prefix_count_is_the_complete_count_of_that_prefix(name):
+    _any_conversation(name, lambda n: [(start, n) for start in range(n + 1)], 60)
+
+
+def _middle_cuts_checked(counter, variants, messages, tools) -> int:
+    """Every slice left out of the middle that the variants answer for is the complete count of that variant
+    (``None`` where the template refuses it); how many answered."""
+    from core import CounterError, TemplateRefused
+
+    n, answered = len(messages), 0
+    for start in range(1, n - 1):
+        for end in range(start + 1, n):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            try:
+                expected = counter.count(messages[:start] + messages[end:], tools)
+            except (TemplateRefused, CounterError):
+                expected = None
+            assert got == expected, (start, end)
+            answered += 1
+    return answered
+
+
+@pytest.mark.parametrize("name, tool_calls", [("qwen3", True), ("phi35", False), ("gemma4", True), ("qwen3", False)])
+def test_every_slice_left_out_of_the_middle_is_the_complete_count_of_that_variant(name, tool_calls):
+    """What drop-oldest asks of a section of tool-call turns between a system prompt and a question: the request
+    with a slice of messages left out of its middle. Whatever the variants answer (the whole render with the
+    slice's text taken out, where the template writes it so) is the complete count of that variant."""
+    counter = real(name)
+    request = import_data(body(11, 26, tool_calls)).requests[0]
+    messages, tools = request.messages, request.tools
+    total = counter.count(messages, tools)
+    variants = counter.variant_counts(messages, tools, total)
+    assert variants is not None
+    n = len(messages)
+    answered = _middle_cuts_checked(counter, variants, messages, tools)
+    assert answered >= n  # most of them answered without a count of their own
+
+
+@pytest.mark.parametrize("name", ["qwen3", "phi35", "gemma4"])
+def test_every_middle_cut_of_any_conversation_is_its_complete_count(name):
+    _any_conversation(name, lambda n: [(start, end) for start in range(1, n) for end in range(start + 1, n)], 40)
+
+
+def test_middle_cuts_where_short_texts_are_spelled_inside_the_role_markers(toy_tokenizer_dir):
+    """Texts as short as "u" and "a" are written inside "<|im_start|>user" and "<|im_start|>assistant" too: a
+    boundary is located only where such a text is followed by the template's closing token, and every slice
+    left out is still the complete count of its variant (the toy template of the test suite)."""
+    from core import make_counter
+    from core.contracts import ChatMessage, ToolCall
+
+    counter = make_counter(f"hf:{toy_tokenizer_dir}")
+    messages = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="u")]
+    for k in range(1, 7):
+        messages += [ChatMessage(role="assistant", tool_calls=[ToolCall(id=f"call{k}", name="lookup", arguments={"q": ""})]),
+                     ChatMessage(role="tool", content="{}", tool_call_id=f"call{k}"),
+                     ChatMessage(role="assistant", content="a"), ChatMessage(role="user", content="u")]
+    total = counter.count(messages, [])
+    variants = counter.variant_counts(messages, [], total)
+    assert variants is not None
+    _middle_cuts_checked(counter, variants, messages, [])

@@ -21,8 +21,10 @@ group, a few of this request's own boundaries (its first, middle and last) are r
   prompt, the group is windowed: its prefix count is the whole render's tokens before that message, the
   tokens of the window's last block, and the prompt's.
 
-The first sampled cut of each group is also counted whole and must agree. A group neither way, a boundary not
-found, or a slice left out of the middle raises ``Unsure``: that variant is counted whole. The samples vouch
+The first sampled cut of each group is also counted whole and must agree. A group neither way, or a boundary
+not found raises ``Unsure``: that variant is counted whole. A slice left out of the middle (what drop-oldest
+asks of a section of tool-call turns) is the whole render with the text between its two boundaries taken out,
+where both are located and the template is seen to write it so (``_spliced``). The samples vouch
 for their group, not for every boundary in it: a template whose output at one boundary depends on something
 no group tells apart could still differ there. A template that compares message texts with one another
 (``compared_message_fields``: Nemo) gets no variants at all.
@@ -35,16 +37,13 @@ from typing import Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import TemplateRefused
 from .base import ID_FIELDS
+from .hf_splices import Splices, Unsure, _spellings
 
 SAMPLES_PER_GROUP = 3
 MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
 
 
-class Unsure(Exception):
-    """This variant is counted whole."""
-
-
-class HFVariants:
+class HFVariants(Splices):
     def __init__(self, counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], total: int):
         self.counter, self.m, self.tools, self.total = counter, list(messages), list(tools), total
         n = self.n = len(self.m)
@@ -83,6 +82,14 @@ class HFVariants:
         for key in list(self._samples):
             self.mode[key] = self._judge(key)
         self.group_of = {k: key for key, at in groups.items() for k in at}
+        self._splices: dict[tuple, int | None] = {}
+        self._splice_checked = False
+        self._renders = 0
+        self.seam_opening: dict[tuple, str | None] = {k: v for k, v in self.opening.items() if v is not None}
+        self.seam_closing: dict[tuple, str] = {}
+        # boundaries located for slices left out (learned from their renders too), each text found only where an
+        # added token follows it
+        self.seam_cut = self._locate(self.seam_opening, self.seam_closing)
 
     def kind(self, k: int) -> tuple:
         """The roles on either side of boundary ``k``, and whether each message makes tool calls."""
@@ -134,20 +141,29 @@ class HFVariants:
                  for start in [self.whole.find(content, offset)] if start >= 0]
         return self.whole[offset:min(found)] if found else None
 
-    def _locate(self) -> dict[int, int]:
-        """Boundary -> its offset in the whole render, for boundaries of kinds with a known opening, found in order."""
+    def _locate(self, openings: dict | None = None, closings: dict | None = None) -> dict[int, int]:
+        """Boundary -> its offset in the whole render, for boundaries of kinds with a known opening, found in order;
+        with ``closings`` (what follows the text of the message before a boundary of that kind), also the
+        boundaries of kinds whose next message has no text (an assistant message of tool calls only)."""
+        openings = self.opening if openings is None else openings
         cut: dict[int, int] = {}
         cursor = 0
+        ended = None  # the message whose text ends at the cursor
         for k in range(1, self.n):
-            opening = self.opening.get(self.kind(k)) or ""
+            opening = openings.get(self.kind(k)) or ""
+            closing = (closings or {}).get(self.kind(k))
+            if not opening and closing and ended == k - 1 and self.whole.startswith(closing, cursor):
+                if self._tokens_before(cursor + len(closing)) is not None:
+                    cut[k] = cursor + len(closing)
             found = [(start, len(content)) for content in _spellings(self.m[k].content)
-                     for start in [self.whole.find(opening + content, cursor)] if start >= 0]
+                     for start in [self._find(opening + content, cursor, closings is not None)] if start >= 0]
             if not found:
                 continue
             start, length = min(found)  # the first place it is written (a text cut short can match further on)
             if opening and self._tokens_before(start) is not None:
                 cut[k] = start
             cursor = start + len(opening) + length
+            ended = k
         return cut
 
     def _judge(self, key: tuple) -> str:
@@ -193,10 +209,14 @@ class HFVariants:
                 self._tokens_before(self.cut[k - 1]) + self.counter.text_count(block) + self.prompt_tokens
         return self._lasts[k]
 
-    def count(self, start: int, end: int) -> int | None:
-        """The complete count of ``messages[:start] + messages[end:]``: prefixes only (``end == n``)."""
-        if end != self.n or start == 0:
-            raise Unsure("only prefixes are known here")
+    def count(self, start: int, end: int, *, cheap: bool = False) -> int | None:
+        """The complete count of ``messages[:start] + messages[end:]``: prefixes (``end == n``), and slices left
+        out between two located boundaries (``_spliced``). (Every answer is cheap: ``cheap`` is the mistral
+        variants' word.)"""
+        if start == 0:
+            raise Unsure("a variant opening with another message")
+        if end != self.n:
+            return self._spliced(start, end)
         if start == self.n:
             return self.total
         mode = self.mode.get(self.group_of[start])
@@ -222,16 +242,3 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
         return HFVariants(counter, messages, tools, total)
     except Exception:  # noqa: BLE001 - Unsure, a slow tokenizer without offsets, a refusal: every variant whole
         return None
-
-
-def _spellings(content: str | None) -> list[str]:
-    """How a message's text may be written: as it is, trimmed (Gemma 4), or without the reasoning before its last
-    ``</think>`` (Qwen3 and DeepSeek-R1 drop it from earlier replies). Only candidates: a boundary is located where
-    the kind's opening and one of them are written, first after the message before."""
-    if not content:
-        return []
-    out = [content, content.strip()]
-    if "</think>" in content:
-        after = content.split("</think>")[-1]
-        out += [after, after.lstrip("\n"), after.strip()]
-    return [s for i, s in enumerate(out) if s and s not in out[:i]]

@@ -16,7 +16,7 @@ never of what earlier sections left. Sections without a share fill what the shar
 
 Modules: ``model`` (the plan and its messages), ``strategies``, ``summaries`` (summarisers and the
 store), ``assembler``, ``requests`` (plan request files, a seed-003 request as a plan), and how a plan
-counts: ``counts`` (the reference), ``fastcounts`` with ``chains`` and ``passages`` (the item model),
+counts: ``counts`` (the reference), ``fastcounts`` with ``chains``, ``lists`` and ``passages`` (the item model),
 ``slices`` (the counter's exact variant counts where the item model stops), ``seams``.
 """
 from __future__ import annotations

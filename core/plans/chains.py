@@ -4,71 +4,30 @@ one list after another."""
 from __future__ import annotations
 
 import json
-import operator
-from itertools import islice
 from typing import Any
 
 from ..contracts import ChatMessage
 from ..errors import CounterError
 from ..render import user_content
 from .counts import _UNSTABLE
+from .lists import _at, _back, _same_context, _same_run, _where_lists_part
 from .seams import (_STUB, _compress_runs, _joins, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
                     _stand_in)
 
 
-def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | None:
-    """Where ``new`` differs from ``old`` by one change in one place (entries dropped, added or replaced
-    there; the same objects before and after it): the first index that differs, ``len(old) - len(new)``
-    and the index in ``new`` from which the two hold the same objects again. ``None`` for any other change."""
-    step, p = 1, 0
-    limit = min(len(old), len(new))
-    while p < limit and old[p] is new[p]:  # gallop over the common start: strategies change the front
-        span = min(step, limit - p)
-        if all(map(operator.is_, old[p:p + span], new[p:p + span])):
-            p += span
-            step *= 2
-        else:
-            step = 1
-            p += 1
-    d = len(old) - len(new)
-    rejoin = p + max(-d, 0) if d else p + 1
-    # the rest, compared in place (both have len(new) - rejoin entries from there)
-    if rejoin > len(new) or not all(map(operator.is_, islice(new, rejoin, None), islice(old, rejoin + d, None))):
-        return None
-    return p, d, rejoin
+def _users_from(entries: list[Any]) -> int:
+    """Where the run of user messages that ends ``entries`` starts (``len(entries)`` when none ends it)."""
+    i = len(entries)
+    while i and entries[i - 1].role == "user":
+        i -= 1
+    return i
 
 
-def _back(state: tuple, n: int) -> tuple:
-    """A walk's state before position ``n`` with its run starts as distances back from ``n`` (so a state
-    taken over from a list the entries moved in still holds)."""
+def _moved(state: tuple, shift: tuple[int, int]) -> tuple:
+    """A walk state (``_back``'s) with its run starts' distances moved by ``shift``."""
     previous, text, trail, last, previous_user = state
-    return (previous, text, None if trail is None else n - trail, None if last is None else n - last, previous_user)
-
-
-def _at(state: tuple, n: int) -> tuple:
-    """``_back``'s state with its run starts as positions again."""
-    previous, text, trail, last, previous_user = state
-    return (previous, text, None if trail is None else n - trail, None if last is None else n - last, previous_user)
-
-
-def _same_run(distance: int | None, start: int | None, n: int, rejoined: int) -> bool:
-    """Whether a run start (a position in this list, before position ``n``) is the one the last list's
-    state had (``distance`` back), among the entries both lists share from where they meet again (a start
-    before that spans the change)."""
-    if distance is None or start is None:
-        return distance is None and start is None
-    return start >= rejoined and distance == n - start
-
-
-def _same_context(a: tuple, b: tuple) -> bool:
-    """Whether two chain contexts are the same committed prompt around the section (by identity)."""
-    for x, y in zip(a[:-1], b[:-1]):
-        if isinstance(x, list):
-            if len(x) != len(y) or not all(map(operator.is_, x, y)):
-                return False
-        elif not (x is y or (isinstance(x, (str, bool, tuple)) and x == y)):
-            return False
-    return True
+    return (previous, text, None if trail is None else trail + shift[0], None if last is None else last + shift[1],
+            previous_user)
 
 
 class ChainCosts:
@@ -164,6 +123,7 @@ class ChainCosts:
 
         costs: list[int] = []
         states: list[tuple] = []
+        users_from = None  # where the run of user messages ending the list starts, once asked
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -174,6 +134,16 @@ class ChainCosts:
                         and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
                     self._walk_end = self._chain_cache[name][5]
                     return costs + old_costs[k + d:], states + old_states[k + d:]
+                if (was is not None and was[0] is previous and previous_user and was[4] and None not in
+                        (trail, last, was[2], was[3]) and k >= (users_from := users_from if users_from is not None
+                                                                  else _users_from(entries))):
+                    # inside a run of user messages that lasts to the end of both lists: where the run starts
+                    # moves nothing after here (each entry joins the run the last did), so the last list's costs
+                    # hold; its states and end state are the run's start moved to this list's
+                    shift = (n - trail) - was[2], (n - last) - was[3]
+                    end = _moved(self._chain_cache[name][5], shift)
+                    self._walk_end = end
+                    return costs + old_costs[k + d:], states + [_moved(x, shift) for x in old_states[k + d:]]
             states.append(_back((previous, previous_text, trail, last, previous_user), size + k))
             if not _plain(message):
                 return None, None
@@ -218,7 +188,7 @@ class ChainCosts:
             hit = self._steps.get(step) if step is not None else None
             if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
                     and self._scope().get(hit[1]) != _UNSTABLE):
-                constant = hit[0]
+                constant, key = hit[0], hit[1]
             else:
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
                                                after_text, systems if moves is not None else [], moves)
@@ -226,6 +196,7 @@ class ChainCosts:
                     return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
                     self._steps[step] = (constant, key, previous, message, after)
+            self._last_step = (key, moves is not None)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
                 if placed is None:

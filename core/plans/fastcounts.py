@@ -2,6 +2,7 @@
 whole where it must, and checked (the reference is ``counts.PlanCounts``)."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 from ..contracts import ChatMessage, Evidence, ToolDefinition
@@ -10,10 +11,10 @@ from ..errors import CounterError
 from .. import repeats
 from ..render import user_content
 from .chains import ChainCosts
-from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
+from .counts import _UNSTABLE, NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
-from .slices import SliceCosts
-from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
+from .slices import SliceCosts, _middle_cuts
+from .seams import _joins, _last_run_start, _plain, _seam_end, _seam_start, _stand_in, _tools_stand_apart
 
 
 def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
@@ -24,6 +25,23 @@ def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
     return repeats.repeated_text(counter, texts)
 
 
+def _last_render(render: Any) -> Any:
+    """``render`` that gives the messages again for the view it last rendered (the same entry objects in every
+    section): the committed prompt is rendered for its count, its variant counts and the trace."""
+    last: list = [None, None]
+
+    def rendered(states: Any, view: Any) -> list[ChatMessage]:
+        seen = last[0]
+        if seen is not None and seen.keys() == view.keys() and all(
+                len(seen[k]) == len(v) and all(map(operator.is_, seen[k], v)) for k, v in view.items()):
+            return list(last[1])
+        messages = render(states, view)
+        last[0], last[1] = {k: list(v) for k, v in view.items()}, messages
+        return list(messages)
+
+    return rendered
+
+
 class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
     """Answers from item costs where it can, counts whole where it must, and checks itself."""
 
@@ -31,6 +49,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._render = _last_render(self._render)
         self.memo = _plan_memo(self.counter)
         self._scope_memo: dict | None = None
         self._host_text: tuple[Any, str] = ((), "")
@@ -57,6 +76,15 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
                 self.sources.setdefault(st.plan.into, []).append(st.plan.name)
 
     # ---- the running total
+
+    def total(self, replaced: Any = None, *, exact: bool = False) -> int:
+        """``PlanCounts.total``; once the emitted prompt is counted (the trace's questions come after it),
+        a question about that very prompt (a section with all its committed entries) takes that count."""
+        if self.final_value is not None and replaced and all(
+                len(v) == len(self.current[k]) and all(map(operator.is_, v, self.current[k]))
+                for k, v in replaced.items()):
+            return self.final_value
+        return super().total(replaced, exact=exact)
 
     def pinned_total(self) -> int:
         self.running = self.total()
@@ -86,9 +114,26 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         self._running_checked = True
 
     def whole_cost(self, name: str, entries: Sequence[Any]) -> int:
-        without = self.total({name: []})
-        if not self._running_checked and not self.current[name]:
-            self._check_running(without)  # that count is the committed prompt's
+        committed = self.current[name]
+        if committed and len(entries) == len(committed) and all(map(operator.is_, entries, committed)):
+            # the committed prompt itself (the check that no section is over its allowance): counted whole, and
+            # the prompt without the section is a variant of it
+            with_them = self.total({name: committed})
+            last = self._last_whole
+            if not self._running_checked:
+                self._check_running(with_them)
+            without = self._left_out(name, with_them)
+            if without is not None:
+                return with_them - without
+            without = self.total({name: []})
+            self._last_whole = last  # the emitted prompt is the one counted whole last (``final_total``)
+            return with_them - without
+        if self._running_checked and not committed:
+            without = self.running  # the committed prompt, as a complete count gave it since the last commit
+        else:
+            without = self.total({name: []})
+            if not self._running_checked and not self.current[name]:
+                self._check_running(without)  # that count is the committed prompt's
         return self.total({name: list(entries)}) - without
 
     def pins_cost(self, name: str) -> int:
@@ -109,6 +154,10 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         super().commit(name, entries)
         self.running += new - old
         self._running_checked = False
+        last = self._last_whole  # a section is often committed as the list a check near its allowance
+        if last is not None and all(len(last[0][k]) == len(v) and all(map(operator.is_, last[0][k], v))
+                                    for k, v in self.current.items()):  # counted whole: that is the new total
+            self._check_running(last[1])
 
     def final_total(self) -> int:
         value = super().final_total()
@@ -167,6 +216,8 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
 
     def kept_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
         costs = self._chain(name, list(entries))
+        if costs is None and _middle_cuts(self.counter) and any(m.role != "system" for m in entries):
+            costs = self._slice_kept_costs(name, list(entries))  # the emitted prompt's variants: in a moment
         return costs if costs is not None else self._local_costs(name, list(entries))
 
     def _whole_kept_costs(self, name: str, entries: list[Any]) -> list[int]:
@@ -187,10 +238,26 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         ctx = self._chain_context(name)
         if ctx[2]:
             return [self.alone_cost(name, m) for m in entries]
-        out = []
+        # Alone between the same neighbours, an entry's constant is its kind's and its text's ends' (the key
+        # ``_constant`` learns it by): once a walk has met that key checked, the rest of its kind take it.
+        memo, kinds, out = self._scope(), {}, []
         for m in entries:
+            kind = (m.role, _seam_start(m.content), _seam_end(m.content)) if _plain(m) else None
+            hit = kinds.get(kind) if kind is not None else None
+            if hit is not None:
+                known = memo.get(hit[1])
+                if known is not None and known != _UNSTABLE and known[1] and known[0] == hit[0]:
+                    out.append(self.counter.text_count(m.content) + hit[0])
+                    continue
+            self._last_step = None
             costs = self._walk(ctx, [m], 0, ctx[-1], None)[0]
-            out.append(costs[0] if costs is not None else self._local_costs(name, [m])[0])
+            if costs is None:
+                out.append(self._local_costs(name, [m])[0])
+                continue
+            out.append(costs[0])
+            step = self._last_step
+            if kind is not None and step is not None and step[0] is not None and not step[1]:
+                kinds[kind] = (costs[0] - self.counter.text_count(m.content), step[0])
         return out
 
     def alone_cost(self, name: str, entry: Any) -> int:

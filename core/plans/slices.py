@@ -13,8 +13,9 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
+from ..alternation import countable_variants
 from ..errors import CounterError
-from .chains import _where_lists_part
+from .lists import _where_lists_part
 
 
 class SliceCosts:
@@ -56,7 +57,7 @@ class SliceCosts:
         view = dict(self.current)
         view[name] = list(base)
         messages = self._render(self.states, view)
-        start = sum(len(self.current[s]) for s in self.message_sections[:self.message_sections.index(name)])
+        start = self._section_start(name)
         before = self.counter.full_counts
         try:
             total = self.counter.count(messages, self.tools)
@@ -73,19 +74,15 @@ class SliceCosts:
         a variant of the prompt the final count counted. A variant the counter cannot answer is counted
         as the reference counts it. ``None`` where there are no variant counts to ask."""
         current = self.current[name]
-        if (name in self.into or name in self.sources or self.final_value is None or not entries
+        # (a section that carries passages too: they are written into its first user message, so a prefix
+        # without that message is the emitted prompt without it and them)
+        if (name in self.into or self.final_value is None or not entries
                 or len(entries) != len(current) or not all(map(operator.is_, entries, current))):
             return None
-        if self._final_variants is None:
-            messages = self._render(self.states, self.current)
-            try:
-                self._final_variants = (self.counter.variant_counts(messages, self.tools, self.final_value),)
-            except CounterError:
-                self._final_variants = (None,)
-        variants = self._final_variants[0]
+        variants = self._committed_variants(self.final_value)
         if variants is None:
             return None
-        start = sum(len(self.current[s]) for s in self.message_sections[:self.message_sections.index(name)])
+        start = self._section_start(name)
         n = len(entries)
         values: list[int | None] = []
         for k in range(n + 1):
@@ -93,9 +90,72 @@ class SliceCosts:
             if k < n:
                 try:
                     value = variants.count(start + k, start + n)
+                    refused = value is None
                 except Exception:  # noqa: BLE001 - one it cannot vouch for: counted whole below
-                    value = None
-                if value is None:
+                    value, refused = None, False
+                if refused:  # the template refuses it as it stands: counted as ``total`` counts such a prompt
+                    value = self._countable_variant({name: list(entries[:k])})
+                elif value is None:
                     value = self.measure({name: list(entries[:k])})
             values.append(value)
         return [b - a if a is not None and b is not None else 0 for a, b in zip(values, values[1:])]
+
+    def _countable_variant(self, replaced: dict) -> int | None:
+        """``measure`` of a prompt the template is known to refuse as it stands: its countable variants
+        (``countable_variants``), without the refused count first; ``None`` when none counts."""
+        messages = self._render(self.states, {**self.current, **replaced})
+        if not messages:
+            return self.measure(replaced)
+        before = self.counter.full_counts
+        try:
+            for variant in countable_variants(messages):
+                try:
+                    return self.counter.count(variant, self.tools)
+                except CounterError:
+                    pass
+            return None
+        finally:
+            self.full_counts += self.counter.full_counts - before
+
+    def _section_start(self, name: str) -> int:
+        """Where section ``name``'s messages start in the committed prompt."""
+        return sum(len(self.current[s]) for s in self.message_sections[:self.message_sections.index(name)])
+
+    def _committed_variants(self, value: int) -> Any:
+        """The variant counts of the committed prompt, whose complete count is ``value`` (``None``: none), made
+        once for it (kept until a commit changes it)."""
+        made = self._final_variants
+        if made is not None and made[1] == value and all(
+                len(made[2][k]) == len(v) and all(map(operator.is_, made[2][k], v)) for k, v in self.current.items()):
+            return made[0]
+        messages = self._render(self.states, self.current)
+        try:
+            variants = self.counter.variant_counts(messages, self.tools, value)
+        except CounterError:
+            variants = None
+        self._final_variants = (variants, value, {k: list(v) for k, v in self.current.items()})
+        return variants
+
+    def _left_out(self, name: str, value: int) -> int | None:
+        """The committed prompt with section ``name``'s messages left out, from the variant counts of the
+        committed prompt (whose complete count is ``value``); ``None``: count it whole."""
+        if name in self.into or name in self.sources or not self.current[name]:
+            return None
+        later = any(self.current[s] for s in self.message_sections[self.message_sections.index(name) + 1:])
+        if later and not _middle_cuts(self.counter):
+            return None  # (an hf: counter's variants are prefixes only: not worth making for this one)
+        variants = self._committed_variants(value)
+        if variants is None:
+            return None
+        start = self._section_start(name)
+        try:
+            return variants.count(start, start + len(self.current[name]), cheap=True)
+        except Exception:  # noqa: BLE001 - a variant the counter cannot vouch for is counted whole
+            return None
+
+
+def _middle_cuts(counter: Any) -> bool:
+    """Whether the counter's variant counts answer for a slice left out of the middle (Mistral's one pass)."""
+    from ..counters.mistral import MistralCounter
+
+    return isinstance(counter, MistralCounter)

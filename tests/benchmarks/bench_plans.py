@@ -4,6 +4,8 @@ ratios measured side by side in one run (not timed tests).
     .venv/bin/python -m tests.benchmarks.bench_plans            (or: make bench)
     .venv/bin/python -m tests.benchmarks.bench_plans --quick    (smaller sizes, for a smoke run)
     .venv/bin/python -m tests.benchmarks.bench_plans --no-hf    (only --counter, not the hf: counter too)
+    ... --cpu          (CPU time of this process instead of wall time: steadier on a loaded machine)
+    ... --cases-only   (the strategy and shape cases only)
 
 Each case runs under ``--counter`` (mistral: by default) and an ``hf:`` counter (the real Qwen3 tokenizer
 of ../shared/tokenizers/hf/qwen3 when present, else the toy tokenizer of the test suite). Every default
@@ -20,14 +22,13 @@ import gc
 import random
 import sys
 import tempfile
-import time
 from types import SimpleNamespace
 
 from core import ContextAssembler, ContextPlan, Message, SectionPlan, SummariseSpan, make_counter, parse_request
 from core.errors import ContextInspectorError
 from core.plans import plan_from_request
 
-from .bench_assembly import best
+from .bench_assembly import Clock, best
 from .bench_shapes import _history, hf_spec
 from .workload import large_request, sentence, text_of
 
@@ -124,15 +125,15 @@ def side_by_side(spec: str, plan, sections, tools, repeats: int, strategies) -> 
     counts, fasts, stats, result = [], [], {}, None
     for _ in range(repeats):
         gc.collect()
-        start = time.perf_counter()
+        start = Clock.now()
         counter.token_ids(messages, tools)
-        counts.append(time.perf_counter() - start)
+        counts.append(Clock.now() - start)
         fresh = fresh_counter(spec, lambda c: c.token_ids(messages, tools))
         assembler = ContextAssembler(plan, fresh, strategies=strategies)
         gc.collect()
-        start = time.perf_counter()
+        start = Clock.now()
         result = assembler.assemble(sections, tools=tools, stats=stats)
-        fasts.append(time.perf_counter() - start)
+        fasts.append(Clock.now() - start)
     return min(counts), tokens, min(fasts), stats, result
 
 
@@ -141,10 +142,10 @@ def reference_seconds(spec: str, plan, sections, tools, strategies) -> tuple[flo
     counter = fresh_counter(spec, lambda c: c.token_ids(messages, tools))
     stats: dict = {}
     gc.collect()
-    start = time.perf_counter()
+    start = Clock.now()
     result = ContextAssembler(plan, counter, strategies=strategies, reference=True).assemble(
         sections, tools=tools, stats=stats)
-    return time.perf_counter() - start, stats, result
+    return Clock.now() - start, stats, result
 
 
 HEADER = ("case                                    tokens(all) count_ms  plan_ms  ratio  full  evicted"
@@ -221,9 +222,9 @@ def bench_long_sections(spec: str, quick: bool, strategies) -> None:
         for compaction in ("drop-oldest", "newest-turns", "pin-and-fold", "summarise-span"):
             plan, sections = long_section_plan(n, compaction)
             assembler = ContextAssembler(plan, make_counter(spec), strategies=strategies)
-            start = time.perf_counter()
+            start = Clock.now()
             result = assembler.assemble(sections)
-            elapsed = time.perf_counter() - start
+            elapsed = Clock.now() - start
             same = ""
             if n <= 1000:
                 slow = ContextAssembler(plan, make_counter(spec), strategies=strategies, reference=True).assemble(sections)
@@ -247,16 +248,22 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--counter", default="mistral:tekken_240911")
     parser.add_argument("--no-hf", action="store_true", help="only the --counter, not the hf: counter too")
+    parser.add_argument("--cpu", action="store_true", help="time in process CPU time (a loaded machine), not wall time")
+    parser.add_argument("--cases-only", action="store_true", help="only the strategy and shape cases (no replay, "
+                        "long sections or scaling)")
     parser.add_argument("--reference-seconds", type=float, default=None,
                         help="run the reference where it is expected to take at most this long "
                              "(default 300, 60 with --quick)")
     args = parser.parse_args(argv)
+    Clock.use_cpu(args.cpu)
     repeats = 3 if args.quick else 5
     limit = args.reference_seconds if args.reference_seconds is not None else (60.0 if args.quick else 300.0)
     strategies = {"summarise-span": SummariseSpan(FixedSummariser())}
     with tempfile.TemporaryDirectory() as folder:
         for spec in (args.counter,) if args.no_hf else (args.counter, hf_spec(folder)):
             bench_cases(spec, args.quick, repeats, limit, strategies)
+    if args.cases_only:
+        return 0
     bench_replay(args.counter, repeats)
     bench_long_sections(args.counter, args.quick, strategies)
     bench_scaling(args.counter, args.quick, repeats)

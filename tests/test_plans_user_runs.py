@@ -1,0 +1,54 @@
+"""Plans whose section is one long run of user messages (issue 15's "turns that are a single user message"):
+Mistral joins consecutive user messages into one turn and writes the system prompt at the start of the last
+run, so a strategy's lists (the run with its oldest messages dropped) each start that run elsewhere. The
+default takes the last list's costs over inside a run that lasts to the end of both lists. Same bytes as the
+reference at every budget, hostile texts included."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import default_counter
+from test_plan_fast_counting import TEXT, Fixed, outcome
+
+from core import ContextAssembler, ContextPlan, Message, SectionPlan, SummariseSpan
+
+STRATEGIES = ("drop-oldest", "pin-and-fold", "newest-turns", "summarise-span")
+
+
+def plan_for(compaction: str, budget: int, tail: bool) -> ContextPlan:
+    sections = [SectionPlan("system", pinned=True), SectionPlan("recent", compaction=compaction)]
+    if tail:
+        sections.append(SectionPlan("question", pinned=True))
+    return ContextPlan(sections=tuple(sections), budget_tokens=budget)
+
+
+def same(compaction: str, budget: int, texts: list[str], tail: bool, pinned: int | None = None) -> None:
+    recent = [Message(role="user", content=t or "x", id=f"u{i}", pinned=i == pinned) for i, t in enumerate(texts)]
+    data = {"system": [Message(role="system", content="Be brief.")], "recent": recent}
+    if tail:
+        data["question"] = [Message(role="user", content="What now?", id="q")]
+    strategies = {"summarise-span": SummariseSpan(Fixed(), max_summary_tokens=16)}
+    counter = default_counter()
+    plan = plan_for(compaction, budget, tail)
+    reference = outcome(ContextAssembler(plan, counter, strategies=strategies, reference=True), data)
+    fast = outcome(ContextAssembler(plan, counter, strategies=strategies), data)
+    if isinstance(reference, Exception):
+        assert str(fast) == str(reference)
+        return
+    assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json()
+
+
+@pytest.mark.parametrize("compaction", STRATEGIES)
+@pytest.mark.parametrize("tail", [True, False])
+def test_a_run_of_user_messages_equals_the_reference(compaction, tail):
+    texts = [f"Message {i}: the {'cluster' if i % 3 else 'disk'} moved{'.' if i % 2 else ''}" for i in range(60)]
+    for budget in range(120, 700, 37):
+        same(compaction, budget, texts, tail)
+
+
+@given(texts=st.lists(TEXT, min_size=2, max_size=24), compaction=st.sampled_from(STRATEGIES),
+       budget=st.integers(20, 400), tail=st.booleans(), pinned=st.none() | st.integers(0, 23))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_run_of_user_messages_with_hostile_texts_equals_the_reference(texts, compaction, budget, tail, pinned):
+    same(compaction, budget, texts, tail, pinned)
