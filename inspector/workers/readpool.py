@@ -20,7 +20,8 @@ from typing import Any, Callable
 import core
 
 from ..document import Row
-from ..document.reading import read_rows, start_worker
+from ..document.reading import read_rows, start_pool_worker
+from .counters import CounterCache
 
 log = logging.getLogger("inspector")
 
@@ -30,8 +31,9 @@ _lock = threading.Lock()
 
 
 def worker_count() -> int:
-    """One core is the GUI's: the others read (at least one worker)."""
-    return max(1, (os.cpu_count() or 2) - 1)
+    """One worker a core: they run at a lower priority than the window (``reading.WORKER_NICENESS``), so
+    the GUI thread is given a core first whenever it has work, and the workers take what it leaves."""
+    return max(1, os.cpu_count() or 1)
 
 
 class ReadPool:
@@ -39,7 +41,7 @@ class ReadPool:
         self.spec = spec
         self.workers = workers or worker_count()
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=start_worker, initargs=(spec,))
+                                             initializer=start_pool_worker, initargs=(spec,))
 
     def submit(self, source: str, summaries: list[core.RowSummary], demo: bool) -> Future:
         return self._executor.submit(read_rows, source, summaries, demo)
@@ -57,8 +59,10 @@ class ReadPool:
 
 
 def read_pool(spec: str) -> ReadPool:
-    """The shared pool for ``spec`` (a pool for another spec is ended: one counter is in use at a time)."""
-    spec = spec or core.DEFAULT_COUNTER
+    """The shared pool for ``spec`` (a pool for another spec is ended: one counter is in use at a time).
+    Keyed by the spec its counter is built from: reading with ``auto`` and replaying with the embedded
+    counter share one pool (two would put twice the processes, each building the counter, on the cores)."""
+    spec = CounterCache.built_as(spec)
     with _lock:
         pool = _pools.get(spec)
         if pool is None:
@@ -69,8 +73,8 @@ def read_pool(spec: str) -> ReadPool:
 
 
 def replay_pool(spec: str) -> ReadPool:
-    """The pool replays of ``spec`` run in: the reading pool when it counts with the same spec."""
-    spec = spec or core.DEFAULT_COUNTER
+    """The pool replays of ``spec`` run in: the reading pool when it counts with the same counter."""
+    spec = CounterCache.built_as(spec)
     with _lock:
         pool = _pools.get(spec) or _replay_pools.get(spec)
         if pool is None:
