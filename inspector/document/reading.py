@@ -7,7 +7,6 @@ an exception that cannot be pickled back deadlocks ``concurrent.futures``).
 from __future__ import annotations
 
 import logging
-import os
 import pickle
 from typing import Any
 
@@ -22,20 +21,8 @@ _counter: core.TokenCounter | None = None
 _counter_error: str | None = None
 
 
-WORKER_NICENESS = 5  # added to the window's: the GUI thread is served before a worker
-
-
-def start_pool_worker(spec: str) -> None:
-    """A worker process's start (the pool's initializer): its lower priority, then its counter."""
-    try:
-        os.nice(WORKER_NICENESS)
-    except (AttributeError, OSError):  # no os.nice (Windows), or not allowed: the worker runs as it is
-        pass
-    start_worker(spec)
-
-
 def start_worker(spec: str) -> None:
-    """The counter this worker reads every row with (or why there is none)."""
+    """The pool's initializer: the counter this worker reads every row with (or why there is none)."""
     global _counter, _counter_error
     try:
         _counter = core.make_counter(spec)

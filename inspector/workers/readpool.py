@@ -20,7 +20,7 @@ from typing import Any, Callable
 import core
 
 from ..document import Row
-from ..document.reading import read_rows, start_pool_worker
+from ..document.reading import read_rows, start_worker
 from .counters import CounterCache
 
 log = logging.getLogger("inspector")
@@ -31,8 +31,8 @@ _lock = threading.Lock()
 
 
 def worker_count() -> int:
-    """One worker a core: they run at a lower priority than the window (``reading.WORKER_NICENESS``), so
-    the GUI thread is given a core first whenever it has work, and the workers take what it leaves."""
+    """One worker a core (the GUI thread mostly waits: rows are read beside it). At the window's own
+    priority: a lower one starved them on a loaded machine without shortening the GUI thread's gaps."""
     return max(1, os.cpu_count() or 1)
 
 
@@ -41,7 +41,7 @@ class ReadPool:
         self.spec = spec
         self.workers = workers or worker_count()
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=start_pool_worker, initargs=(spec,))
+                                             initializer=start_worker, initargs=(spec,))
 
     def submit(self, source: str, summaries: list[core.RowSummary], demo: bool) -> Future:
         return self._executor.submit(read_rows, source, summaries, demo)
