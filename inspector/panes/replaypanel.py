@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QColor, QPalette
-from PySide6.QtWidgets import (QAbstractItemView, QDoubleSpinBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout,
-                               QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton, QSizePolicy,
-                               QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QDoubleSpinBox, QFormLayout, QFrame, QHBoxLayout, QLabel,
+                               QListWidget, QListWidgetItem, QPushButton, QSizePolicy, QTableWidgetItem,
+                               QToolButton, QVBoxLayout, QWidget)
 
 import core
 from core.replay import Diff, Edits
@@ -19,11 +19,8 @@ from core.replay import Diff, Edits
 from .. import theme
 from ..document.replay import ReplayBase
 from .limitcontrol import SPIN_MAX, LimitControl
+from .planshares import ID_ROLE, PlanShares
 from .whatif import WhatIfChart
-
-ID_ROLE = Qt.ItemDataRole.UserRole + 1
-
-
 
 
 class ReplayPanel(QWidget):
@@ -35,7 +32,6 @@ class ReplayPanel(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Replay")
         self._base: ReplayBase | None = None
-        self._loaded_shares: dict[str, float] = {}
         self._loading = False
         self._replayed = False
 
@@ -83,23 +79,8 @@ class ReplayPanel(QWidget):
         fill_label.setBuddy(self.fill_list)
         form.addRow(fill_label, fill_row)
 
-        self.plan_box = QGroupBox("Plan: shares and pins", self.controls)
-        self.plan_table = QTableWidget(0, 3, self.plan_box)
-        self.plan_table.setAccessibleName("Plan sections")
-        self.plan_table.setHorizontalHeaderLabels(["Section", "Share", "Pinned"])
-        self.plan_table.verticalHeader().hide()
-        self.plan_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.plan_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.plan_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.pin_list = QListWidget(self.plan_box)
-        self.pin_list.setAccessibleName("Pinned messages")
-        self.pin_list.setToolTip("Messages with an id: checked ones are pinned (allocated first, never evicted)")
-        plan_layout = QVBoxLayout(self.plan_box)
-        plan_layout.setContentsMargins(4, 4, 4, 4)
-        plan_layout.addWidget(self.plan_table)
-        plan_layout.addWidget(QLabel("Pinned messages (by id):", self.plan_box))
-        plan_layout.addWidget(self.pin_list)
-        self.plan_box.hide()
+        self.plan_box = PlanShares(self.controls)
+        self.plan_table, self.pin_list = self.plan_box.table, self.plan_box.pins
 
         self.counter_label = QLabel(self.controls)
         self.counter_label.setAccessibleName("Replay counter")
@@ -156,6 +137,7 @@ class ReplayPanel(QWidget):
         self.fill_list.model().rowsMoved.connect(self._changed)
         self.fill_up.clicked.connect(lambda: self.move_fill(-1))
         self.fill_down.clicked.connect(lambda: self.move_fill(1))
+        self.plan_box.changed.connect(self._changed)
         self.pin_list.itemChanged.connect(self._changed)
         self.plan_table.itemChanged.connect(self._changed)
         self.reset_button.clicked.connect(self.resetRequested)
@@ -211,52 +193,12 @@ class ReplayPanel(QWidget):
                 item.setData(ID_ROLE, name)
                 item.setIcon(theme.section_icon(name))
                 self.fill_list.addItem(item)
-            self._load_plan(base)
+            self.plan_box.load(base)
             self.message.hide()
             self.summary.setText("")
         finally:
             self._loading = False
         self._update_save()
-
-    def _load_plan(self, base: ReplayBase) -> None:
-        self.plan_box.setVisible(base.is_plan)
-        self.plan_table.setRowCount(0)
-        self.pin_list.clear()
-        self._loaded_shares = {}
-        if not base.is_plan:
-            return
-        self.plan_table.setRowCount(len(base.shares))
-        for row, (name, share) in enumerate(base.shares.items()):
-            title = QTableWidgetItem(theme.section_icon(name), name)
-            title.setData(ID_ROLE, name)
-            self.plan_table.setItem(row, 0, title)
-            spin = QDoubleSpinBox(self.plan_table)
-            spin.setAccessibleName(f"Share of {name}")
-            spin.setRange(0.0, 1.0)
-            spin.setDecimals(3)
-            spin.setSingleStep(0.05)
-            spin.setSpecialValueText("none")  # 0: the section fills what the shared sections leave
-            spin.setKeyboardTracking(False)
-            spin.setValue(share or 0.0)
-            self._loaded_shares[name] = spin.value()
-            spin.valueChanged.connect(self._changed)
-            self.plan_table.setCellWidget(row, 1, spin)
-            pinned = QTableWidgetItem("pinned")
-            pinned.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled)
-            pinned.setCheckState(Qt.CheckState.Checked if base.section_pins.get(name) else Qt.CheckState.Unchecked)
-            pinned.setData(ID_ROLE, name)
-            self.plan_table.setItem(row, 2, pinned)
-        self.plan_table.resizeColumnsToContents()
-        self.plan_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.plan_table.setFixedHeight(self.plan_table.horizontalHeader().height()
-                                       + sum(self.plan_table.rowHeight(r) for r in range(len(base.shares))) + 4)
-        for pin in base.message_pins:
-            item = QListWidgetItem(f"{pin.section} / {pin.id}")
-            item.setData(ID_ROLE, pin.id)
-            item.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-            item.setCheckState(Qt.CheckState.Checked if pin.pinned else Qt.CheckState.Unchecked)
-            self.pin_list.addItem(item)
-        self.pin_list.setFixedHeight(min(140, 6 + 22 * max(1, len(base.message_pins))))
 
     # ---- reading the controls
 
@@ -264,24 +206,13 @@ class ReplayPanel(QWidget):
         return tuple(self.fill_list.item(i).data(ID_ROLE) for i in range(self.fill_list.count()))
 
     def share_spin(self, section: str) -> QDoubleSpinBox | None:
-        for row in range(self.plan_table.rowCount()):
-            if self.plan_table.item(row, 0).data(ID_ROLE) == section:
-                widget = self.plan_table.cellWidget(row, 1)
-                return widget if isinstance(widget, QDoubleSpinBox) else None
-        return None
+        return self.plan_box.share_spin(section)
 
     def section_pin_item(self, section: str) -> QTableWidgetItem | None:
-        for row in range(self.plan_table.rowCount()):
-            item = self.plan_table.item(row, 2)
-            if item is not None and item.data(ID_ROLE) == section:
-                return item
-        return None
+        return self.plan_box.section_pin_item(section)
 
     def message_pin_item(self, message_id: str) -> QListWidgetItem | None:
-        for i in range(self.pin_list.count()):
-            if self.pin_list.item(i).data(ID_ROLE) == message_id:
-                return self.pin_list.item(i)
-        return None
+        return self.plan_box.message_pin_item(message_id)
 
     def edits(self) -> Edits:
         """The edits the controls hold against the recording (a value left as recorded is not an edit)."""
@@ -291,20 +222,7 @@ class ReplayPanel(QWidget):
         limit, reserve = self.limit.value(), self.reserve.value()
         margin = self.margin.value() if base.margin is not None else None
         order = self.fill_order()
-        shares: dict[str, float | None] = {}
-        pins: dict[str, bool] = {}
-        if base.is_plan:
-            for name in base.shares:
-                spin = self.share_spin(name)
-                if spin is not None and spin.value() != self._loaded_shares.get(name):
-                    shares[name] = spin.value() or None
-                item = self.section_pin_item(name)
-                if item is not None and (item.checkState() == Qt.CheckState.Checked) != base.section_pins.get(name):
-                    pins[name] = item.checkState() == Qt.CheckState.Checked
-            for pin in base.message_pins:
-                item = self.message_pin_item(pin.id)
-                if item is not None and (item.checkState() == Qt.CheckState.Checked) != pin.pinned:
-                    pins[pin.id] = item.checkState() == Qt.CheckState.Checked
+        shares, pins = self.plan_box.edits(base)
         shown = lambda recorded: min(recorded, SPIN_MAX) if recorded is not None else None  # noqa: E731
         return Edits(context_limit=limit if limit != shown(base.context_limit) else None,
                      max_new_tokens=reserve if reserve != shown(base.max_new_tokens) else None,
@@ -333,14 +251,7 @@ class ReplayPanel(QWidget):
                 self.fill_list.clear()
                 for item in taken:
                     self.fill_list.addItem(item)
-            for name, share in edits.shares.items():
-                spin = self.share_spin(name)
-                if spin is not None:
-                    spin.setValue(share or 0.0)
-            for key, pinned in edits.pins.items():
-                item = self.section_pin_item(key) or self.message_pin_item(key)
-                if item is not None:
-                    item.setCheckState(Qt.CheckState.Checked if pinned else Qt.CheckState.Unchecked)
+            self.plan_box.apply(edits.shares, edits.pins)
         finally:
             self._loading = False
 

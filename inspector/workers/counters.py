@@ -33,6 +33,11 @@ class CounterCache:
         spec = cls.normalise(spec)
         return core.DEFAULT_COUNTER if spec == core.AUTO else spec
 
+    @classmethod
+    def built_as(cls, spec: str | None) -> str:
+        """The spec the counter for ``spec`` is built from (``auto``: the embedded counter's)."""
+        return cls._key(spec)
+
     def peek(self, spec: str | None) -> core.TokenCounter | None:
         return self._counters.get(self._key(spec))
 

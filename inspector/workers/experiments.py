@@ -2,7 +2,6 @@
 (every answer written as it comes, progress reported, cancel honoured between and during calls)."""
 from __future__ import annotations
 
-import logging
 import threading
 
 from PySide6.QtCore import QThread, Signal
@@ -10,8 +9,7 @@ from PySide6.QtCore import QThread, Signal
 import core
 
 from ..document.experiments import experiment_view
-
-log = logging.getLogger("inspector")
+from .failures import failure_text
 
 
 class AnswersThread(QThread):
@@ -26,11 +24,9 @@ class AnswersThread(QThread):
     def run(self) -> None:
         try:
             self.loaded.emit(self.path, experiment_view(self.path), "")
-        except core.ContextInspectorError as exc:
-            self.loaded.emit(self.path, None, str(exc))
-        except Exception as exc:  # never a traceback to the person
-            log.exception("reading answers %s", self.path)
-            self.loaded.emit(self.path, None, f"{self.path}: cannot be read ({type(exc).__name__}: {exc})")
+        except Exception as exc:
+            self.loaded.emit(self.path, None, failure_text(exc, f"{self.path}: cannot be read", "reading answers %s",
+                                                           self.path))
 
 
 class ExperimentThread(QThread):
@@ -58,10 +54,7 @@ class ExperimentThread(QThread):
                 results = core.build_experiment(self.experiment, self.counter)
             core.run_experiment(self.experiment, self.counter, self.output, results=results,
                                 progress=lambda d, t, w: self.progress.emit(d, t, w), cancel=self.cancel_event)
-        except core.ContextInspectorError as exc:
-            self.done.emit(self.output, str(exc))
-        except Exception as exc:  # never a traceback to the person
-            log.exception("running an experiment")
-            self.done.emit(self.output, f"the experiment failed ({type(exc).__name__}: {exc})")
+        except Exception as exc:
+            self.done.emit(self.output, failure_text(exc, "the experiment failed", "running an experiment"))
         else:
             self.done.emit(self.output, "")

@@ -23,6 +23,7 @@ import core
 from ..document import Row, invalid_row, pending_row, read_pending, unreadable_line
 from ..document.listing import listing
 from .counters import CounterCache
+from .failures import failure_text
 from .readpool import ReadPool, discard_pool, read_pool
 
 log = logging.getLogger("inspector")
@@ -60,12 +61,8 @@ class JsonlReading:
 
         try:
             index = core.index_jsonl(path, progress=indexed, should_stop=self._cancel.is_set)
-        except core.ContextInspectorError as exc:
-            self.problem.emit(gen, "error", str(exc))
-            return
-        except Exception as exc:  # never a traceback to the person
-            log.exception("indexing %s", path)
-            self.problem.emit(gen, "error", f"{path}: cannot be read ({type(exc).__name__}: {exc})")
+        except Exception as exc:
+            self.problem.emit(gen, "error", failure_text(exc, f"{path}: cannot be read", "indexing %s", path))
             return
         if index is None:  # cancelled while indexing
             return

@@ -22,6 +22,7 @@ from ..document.experiments import experiment_rows
 from ..document.imported import failed_row, format_title, imported_row, imported_source, provider_format
 from ..document.listing import listing
 from .counters import CounterCache
+from .failures import failure_text
 from .jsonl import BATCH_ROWS, BATCH_SECONDS, MAX_ENTRY_MESSAGES, JsonlReading
 
 log = logging.getLogger("inspector")
@@ -74,13 +75,10 @@ class LoadThread(JsonlReading, QThread):
         counter_error: str | None = None
         try:
             counter = self._cache.get(self.job.counter_spec)
-        except core.ContextInspectorError as exc:
-            counter_error = str(exc)
-            self.problem.emit(gen, "error", f"counter {self.job.counter_spec}: {exc}")
         except Exception as exc:
-            log.exception("building counter %s", self.job.counter_spec)
-            counter_error = f"{type(exc).__name__}: {exc}"
-            self.problem.emit(gen, "error", f"counter {self.job.counter_spec}: cannot build it ({counter_error})")
+            counter_error = failure_text(exc, None, "building counter %s", self.job.counter_spec)
+            told = counter_error if isinstance(exc, core.ContextInspectorError) else f"cannot build it ({counter_error})"
+            self.problem.emit(gen, "error", f"counter {self.job.counter_spec}: {told}")
         self.counterReady.emit(gen, counter)
         # A full (oldest-generation) collection over thousands of fresh results holds the GIL for
         # 100 ms or more, freezing the GUI thread. While loading, only the young generations are
@@ -109,12 +107,9 @@ class LoadThread(JsonlReading, QThread):
         jsonl = is_jsonl_file(path)
         try:
             info = provider_format(path, jsonl=jsonl)
-        except core.FormatError as exc:  # a provider's file that cannot be decoded: core names format and place
-            self.problem.emit(self.job.generation, "error", str(exc))
-            return
-        except Exception as exc:  # never a traceback to the person
-            log.exception("detecting the format of %s", path)
-            self.problem.emit(self.job.generation, "error", f"{path}: cannot be read ({type(exc).__name__}: {exc})")
+        except Exception as exc:  # a provider's file that cannot be decoded: core names format and place
+            self.problem.emit(self.job.generation, "error", failure_text(
+                exc, f"{path}: cannot be read", "detecting the format of %s", path, known=core.FormatError))
             return
         if info is not None:
             self._load_provider(path, info, counter, counter_error)
@@ -168,11 +163,8 @@ class LoadThread(JsonlReading, QThread):
                 if len(pending) >= BATCH_ROWS or time.monotonic() - last_flush >= BATCH_SECONDS:
                     flush()
                     self.progress.emit(gen, index + 1, total, name)
-        except core.ContextInspectorError as exc:
-            self.problem.emit(gen, "error", str(exc))
-        except Exception as exc:  # never a traceback to the person: one line, the rest to the log
-            log.exception("loading %s", path)
-            self.problem.emit(gen, "error", f"{path}: cannot be read ({type(exc).__name__}: {exc})")
+        except Exception as exc:
+            self.problem.emit(gen, "error", failure_text(exc, f"{path}: cannot be read", "loading %s", path))
         flush()
         self._more_uncounted(uncounted, name, counter)
         if bad_entries > MAX_ENTRY_MESSAGES:
@@ -202,12 +194,9 @@ class LoadThread(JsonlReading, QThread):
         self.progress.emit(gen, 0, 0, name)
         try:
             imported = core.import_file(path)
-        except core.ContextInspectorError as exc:
-            self.problem.emit(gen, "error", str(exc))
-            return
-        except Exception as exc:  # never a traceback to the person
-            log.exception("importing %s", path)
-            self.problem.emit(gen, "error", f"{path}: cannot be read as {info.name} ({type(exc).__name__}: {exc})")
+        except Exception as exc:
+            self.problem.emit(gen, "error", failure_text(exc, f"{path}: cannot be read as {info.name}", "importing %s",
+                                                         path))
             return
         calls = len(imported.requests)
         what = f"{name}: {format_title(imported.format.name)} ({imported.format.name})"

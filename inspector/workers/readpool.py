@@ -21,6 +21,7 @@ import core
 
 from ..document import Row
 from ..document.reading import read_rows, start_worker
+from .counters import CounterCache
 
 log = logging.getLogger("inspector")
 
@@ -30,8 +31,9 @@ _lock = threading.Lock()
 
 
 def worker_count() -> int:
-    """One core is the GUI's: the others read (at least one worker)."""
-    return max(1, (os.cpu_count() or 2) - 1)
+    """One worker a core (the GUI thread mostly waits: rows are read beside it). At the window's own
+    priority: a lower one starved them on a loaded machine without shortening the GUI thread's gaps."""
+    return max(1, os.cpu_count() or 1)
 
 
 class ReadPool:
@@ -57,8 +59,10 @@ class ReadPool:
 
 
 def read_pool(spec: str) -> ReadPool:
-    """The shared pool for ``spec`` (a pool for another spec is ended: one counter is in use at a time)."""
-    spec = spec or core.DEFAULT_COUNTER
+    """The shared pool for ``spec`` (a pool for another spec is ended: one counter is in use at a time).
+    Keyed by the spec its counter is built from: reading with ``auto`` and replaying with the embedded
+    counter share one pool (two would put twice the processes, each building the counter, on the cores)."""
+    spec = CounterCache.built_as(spec)
     with _lock:
         pool = _pools.get(spec)
         if pool is None:
@@ -69,8 +73,8 @@ def read_pool(spec: str) -> ReadPool:
 
 
 def replay_pool(spec: str) -> ReadPool:
-    """The pool replays of ``spec`` run in: the reading pool when it counts with the same spec."""
-    spec = spec or core.DEFAULT_COUNTER
+    """The pool replays of ``spec`` run in: the reading pool when it counts with the same counter."""
+    spec = CounterCache.built_as(spec)
     with _lock:
         pool = _pools.get(spec) or _replay_pools.get(spec)
         if pool is None:

@@ -130,3 +130,25 @@ def test_entries_of_a_json_array_are_named_by_index(window, qtbot, fixtures_dir,
     assert [model.row_at(i).kind for i in range(2)] == ["invalid", "result"]
     assert f"{bad}[0]" in model.row_at(0).error
     assert f"{bad}[0]" in window.message_bar.message()
+
+
+def test_a_bug_while_reading_is_one_line_naming_the_file_and_logged_with_its_traceback(window, qtbot, fixtures_dir,
+                                                                                      tmp_path, monkeypatch, caplog):
+    """Not a bad file: a failure the core did not foresee (here the indexer raising) is still one line naming
+    the file and what went wrong; its traceback goes to the log, never to the person."""
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps({"id": f"r{i}", "current": "q", "context_limit": 512}) + "\n"
+                            for i in range(3)), encoding="utf-8")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the disk went away")
+
+    monkeypatch.setattr(core, "index_jsonl", broken)
+    with caplog.at_level("ERROR", logger="inspector"):
+        _open(window, qtbot, path)
+    message = window.message_bar.message()
+    assert f"{path}: cannot be read (RuntimeError: the disk went away)" in message
+    assert "Traceback" not in message
+    assert any(record.exc_info and record.getMessage() == f"indexing {path}" for record in caplog.records)
+    monkeypatch.undo()
+    _assert_usable_afterwards(window, qtbot, fixtures_dir)

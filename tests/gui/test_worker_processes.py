@@ -51,3 +51,16 @@ def test_without_worker_processes_the_replay_runs_here(open_and_wait, qtbot, fix
     assert here  # run in this process, in the replay thread
     expected = replay(core.load_result(fixtures_dir / DEMO), edits=Edits(context_limit=900), counter=counter)
     assert window.replay_outcome.result.trace == expected.trace
+
+
+def test_reading_with_auto_and_replaying_with_the_embedded_counter_share_one_pool():
+    """``auto`` counts our own files with the embedded counter: its rows' replays run in the pool that reads
+    them, not in a second set of processes each building the same counter beside the first."""
+    from inspector.workers import readpool
+
+    try:
+        reading = readpool.read_pool(core.AUTO)
+        assert readpool.replay_pool(core.DEFAULT_COUNTER) is reading
+        assert readpool.replay_pool(core.AUTO) is reading
+    finally:
+        readpool.shutdown_read_pools()
