@@ -90,7 +90,7 @@ class PlanCounts:
             messages = [ChatMessage(role="user", content="")]
         before = self.counter.full_counts
         try:
-            value = self.counter.count(messages, self.tools)
+            value = self._count(messages)
             if self.counter.full_counts != before:  # counted whole just now, not from the cache
                 self._last_whole = (view, value)
             return value
@@ -104,6 +104,14 @@ class PlanCounts:
             raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
         finally:
             self.full_counts += self.counter.full_counts - before
+
+    def _count(self, messages: list[ChatMessage]) -> int:
+        """One complete count of a prompt (the reference method: the counter's own, cached by content)."""
+        return self.counter.count(messages, self.tools)
+
+    def _count_whole(self, messages: list[ChatMessage]) -> tuple[int, list[int] | None]:
+        """The emitted prompt tokenised whole, never from the count cache (and its ids, where kept)."""
+        return self.counter.count_whole(messages, self.tools)
 
     def measure(self, replaced: Mapping[str, Sequence[Any]]) -> int | None:
         """A count for the trace; a partial prompt no template accepts is ``None``."""
@@ -163,7 +171,7 @@ class PlanCounts:
             return last[1]
         before = self.counter.full_counts
         try:
-            value, self.final_ids = self.counter.count_whole(messages, self.tools)
+            value, self.final_ids = self._count_whole(messages)
         except CounterError as exc:
             raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
         self.full_counts += 1 + self.counter.full_counts - before

@@ -159,6 +159,15 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
                                     for k, v in self.current.items()):  # counted whole: that is the new total
             self._check_running(last[1])
 
+    def _count(self, messages: list[ChatMessage]) -> int:
+        """A complete count with the counter's span memo (``TokenCounter.count_reusing_texts``): the prompt is
+        rendered whole each time and only a span already tokenised as an item's text is not tokenised again; the
+        reference method (``PlanCounts``) keeps the plain count."""
+        return self.counter.count_reusing_texts(messages, self.tools)
+
+    def _count_whole(self, messages: list[ChatMessage]) -> tuple[int, list[int] | None]:
+        return self.counter.count_whole_reusing_texts(messages, self.tools)
+
     def final_total(self) -> int:
         value = super().final_total()
         if value != self.running:
