@@ -239,8 +239,8 @@ class FastBuilder(Builder):
         if known is None:  # an item's rendering is built (and looked up in the counter's cache) once
             if section == "evidence":
                 known = self.counter.text_count(self.blocks(index))
-            elif self.shapes()[0][index] and self.shapes()[0][index][0] == TOOL_TURN:
-                known = self._tool_turns().text_tokens(self.shapes()[0][index], index)
+            elif (shape := self.shapes()[0][index]) is not None and shape[0] == TOOL_TURN:
+                known = self._tool_turns().text_tokens(shape, index)  # the text of the runs holding its values
             else:
                 known = sum(self.counter.text_count(self._form(m.role, m.content or "") or "")
                             for m in self.turns[index])

@@ -100,10 +100,12 @@ class ToolTurns:
             return None  # a value that reads as a marker token would move the boundaries
         return (TOOL_TURN, tuple(key))
 
-    @staticmethod
-    def _turn_pieces(turn) -> list[tuple[bool, str]]:
+    def _turn_pieces(self, turn) -> list[tuple[bool, str]]:
         """The turn's values in a fixed order, each with whether it must be written (an id need not be)."""
-        pieces = []
+        known = self._pieces.get(id(turn))  # the request's turn lists live as long as the assembly
+        if known is not None:
+            return known
+        pieces = self._pieces[id(turn)] = []
         for m in turn:
             if m.content:
                 pieces.append((True, m.content))
@@ -114,10 +116,7 @@ class ToolTurns:
         return pieces
 
     def pieces(self, index: int) -> list[tuple[bool, str]]:
-        known = self._pieces.get(index)
-        if known is None:
-            known = self._pieces[index] = self._turn_pieces(self.b.turns[index])
-        return known
+        return self._turn_pieces(self.b.turns[index])
 
     # ---- the runs of one member, and the constant of a shape
 
