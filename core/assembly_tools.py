@@ -30,6 +30,7 @@ from collections import Counter
 from .render import Selection, render
 
 TOOL_TURN = "tool turn"
+RUNS = "tool turn runs"  # the key, beside a shape, of its representative's runs in the builder's constants
 MAX_EDGE = 8  # longer whitespace runs at a message's edge give no shape
 _TRIES = 3  # members tried as the representative of a shape
 
@@ -52,7 +53,6 @@ class ToolTurns:
         self._split = re.compile("|".join(map(re.escape, spellings))) if spellings else None
         self._refs: Counter | None = None
         self._pieces: dict[int, list[tuple[bool, str]]] = {}
-        self._skeletons: dict[tuple, list] = {}
 
     def enabled(self) -> bool:
         return self._split is not None
@@ -184,10 +184,10 @@ class ToolTurns:
             if len(checks) < 2 or any(self._runs_tokens(skeleton, i) + value
                                       != b.delta(base, Selection(question=True, turns=(i,))) for i in checks):
                 return None
-            self._skeletons[shape] = skeleton
+            b.constants[(RUNS, shape)] = skeleton  # beside the constant: a replay of this content is lent both
             return value
         return None
 
     def text_tokens(self, shape: tuple, index: int) -> int:
         """The text tokens of turn ``index``'s runs (its shape's constant must have been learned)."""
-        return self._runs_tokens(self._skeletons[shape], index)
+        return self._runs_tokens(self.b.constants[(RUNS, shape)], index)
