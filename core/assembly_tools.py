@@ -49,10 +49,11 @@ class ToolTurns:
         self.b = builder
         counter = builder.counter
         method = getattr(counter, "boundary_tokens", None)
-        spellings = sorted(method() if callable(method) else [], key=lambda s: (-len(s), s))
+        self._strips: dict[str, tuple[bool, bool]] = method() if callable(method) else {}
+        spellings = sorted(self._strips, key=lambda s: (-len(s), s))
         self._split = re.compile("|".join(map(re.escape, spellings))) if spellings else None
         self._refs: Counter | None = None
-        self._pieces: dict[int, list[tuple[bool, str]]] = {}
+        self._pieces: dict[int, list[tuple]] = {}
 
     def enabled(self) -> bool:
         return self._split is not None
@@ -96,26 +97,28 @@ class ToolTurns:
             if m.role == "tool":
                 item += (calls.index(m.tool_call_id) if m.tool_call_id in calls else None,)
             key.append(item)
-        if any(self.b.counter.holds_untrusted_spelling(value) for _, value in self._turn_pieces(turn)):
+        if any(self.b.counter.holds_untrusted_spelling(value) for _, value, _ in self._turn_pieces(turn)):
             return None  # a value that reads as a marker token would move the boundaries
         return (TOOL_TURN, tuple(key))
 
-    def _turn_pieces(self, turn) -> list[tuple[bool, str]]:
-        """The turn's values in a fixed order, each with whether it must be written (an id need not be)."""
+    def _turn_pieces(self, turn) -> list[tuple]:
+        """The turn's values in a fixed order: (whether it must be written or shown not to be (an id need not
+        be), the value as the template would write it, where it is: (message, None: its text, n: call n's
+        arguments))."""
         known = self._pieces.get(id(turn))  # the request's turn lists live as long as the assembly
         if known is not None:
             return known
         pieces = self._pieces[id(turn)] = []
-        for m in turn:
+        for j, m in enumerate(turn):
             if m.content:
-                pieces.append((True, m.content))
-            for c in m.tool_calls:
+                pieces.append((True, m.content, (j, None)))
+            for n, c in enumerate(m.tool_calls):
                 if c.arguments:
-                    pieces.append((True, json.dumps(c.arguments, ensure_ascii=False)))
-                pieces.append((False, c.id))
+                    pieces.append((True, json.dumps(c.arguments, ensure_ascii=False), (j, n)))
+                pieces.append((False, c.id, None))
         return pieces
 
-    def pieces(self, index: int) -> list[tuple[bool, str]]:
+    def pieces(self, index: int) -> list[tuple]:
         return self._turn_pieces(self.b.turns[index])
 
     # ---- the runs of one member, and the constant of a shape
@@ -130,22 +133,23 @@ class ToolTurns:
             text = counter.render_text(rendered.messages, rendered.tools)
         except Exception:  # noqa: BLE001 - a template that refuses it: no shape
             return None
-        slots = []
-        for k, (required, value) in enumerate(self.pieces(index)):
+        slots, absent = [], []
+        for k, (required, value, where) in enumerate(self.pieces(index)):
             found = text.count(value)
-            if found == 0 and not required:
-                continue
-            if found != 1:
+            if found == 0 and required:
+                absent.append(where)
+            elif found > 1 or (found == 0 and required):
                 return None
-            start = text.index(value)
-            slots.append((start, start + len(value), k))
+            elif found:
+                start = text.index(value)
+                slots.append((start, start + len(value), k))
+        if absent and not self._unwritten(rendered, absent, text):
+            return None
         slots.sort()
         if any(a[1] > z[0] for a, z in zip(slots, slots[1:])):
             return None
-        marks = [m.span() for m in self._split.finditer(text)]
-        edges = [0] + [p for span in marks for p in span] + [len(text)]
-        runs = list(zip(edges[0::2], edges[1::2]))  # the text between consecutive boundary tokens
-        total = len(marks) + sum(counter.text_count(text[a:z]) for a, z in runs if z > a)
+        runs, marks = self._runs(text)
+        total = marks + sum(counter.text_count(text[a:z]) for a, z in runs if z > a)
         if total != b.probe(selection):  # the tokenizer does not encode these runs on their own
             return None
         skeleton = []
@@ -163,6 +167,42 @@ class ToolTurns:
             return None  # a value across a boundary token
         return skeleton
 
+    def _unwritten(self, rendered, absent: list[tuple], text: str) -> bool:
+        """Whether the template writes nothing of the values at ``absent`` (Phi-3.5 leaves tool calls and
+        results out): the probe renders to the same text with each of them changed."""
+        first = next(i for i, origin in enumerate(rendered.origins) if origin[0] == "history")
+        messages = list(rendered.messages)
+        for j, n in absent:
+            m = messages[first + j]
+            if n is None:
+                messages[first + j] = m.model_copy(update={"content": m.content + " Zq"})
+            else:
+                calls = list(m.tool_calls)
+                calls[n] = calls[n].model_copy(update={"arguments": {"zq": [1, "Zq"]}})
+                messages[first + j] = m.model_copy(update={"tool_calls": calls})
+        try:
+            return self.b.counter.render_text(messages, rendered.tools) == text
+        except Exception:  # noqa: BLE001 - a template that refuses the changed turn: not shown
+            return False
+
+    def _runs(self, text: str) -> tuple[list[tuple[int, int]], int]:
+        """The spans of ``text`` between consecutive boundary tokens (less the whitespace a token strips
+        beside it), and how many boundary tokens it holds."""
+        edges, strips = [0], self._strips
+        found = list(self._split.finditer(text))
+        for m in found:
+            left, right = strips[m.group()]
+            end = m.start()
+            if left:
+                end = len(text[:end].rstrip()) if end > edges[-1] else end
+            edges.append(max(end, edges[-1]))
+            start = m.end()
+            if right:
+                start += len(text[start:]) - len(text[start:].lstrip())
+            edges.append(start)
+        edges.append(len(text))
+        return [(a, max(a, z)) for a, z in zip(edges[0::2], edges[1::2])], len(found)
+
     def _runs_tokens(self, skeleton: list, index: int) -> int:
         pieces = self.pieces(index)
         return sum(self.b.counter.text_count("".join(p if isinstance(p, str) else pieces[p][1] for p in parts))
@@ -174,7 +214,7 @@ class ToolTurns:
             return None
         b = self.b
         base = Selection(question=True)
-        order = sorted(members, key=lambda i: sum(len(v) for _, v in self.pieces(i)))
+        order = sorted(members, key=lambda i: sum(len(piece[1]) for piece in self.pieces(i)))
         for rep in order[:_TRIES]:
             skeleton = self._skeleton(rep)
             if skeleton is None:

@@ -80,13 +80,13 @@ def tool_call_requests(draw, turns=12):
     orders = [draw(st.permutations(range(len(calls)))) for calls in structures]  # results in another order
     beside = draw(st.sampled_from([None, "", "Let me look.", "Checking:\n", " two  words "]))
 
-    def usual(common, rare):
-        return draw(rare if odd else common)
+    def usual(common, rare, tag=""):  # a tag keeps the texts of a request apart (they are probed by value)
+        return draw(rare) if odd else (draw(common) + f" {tag}{t}" if tag else draw(common))
 
     history = []
     for t in range(draw(st.integers(6, turns))):
         odd = draw(st.integers(0, 5)) == 0  # one turn in six departs from the request's usual structure
-        history.append({"role": "user", "content": usual(PLAIN, CONTENT), "id": f"t{t}"})
+        history.append({"role": "user", "content": usual(PLAIN, CONTENT, "asked"), "id": f"t{t}"})
         if draw(st.integers(0, 4)) == 0:  # a plain turn between the tool turns
             history.append({"role": "assistant", "content": draw(CONTENT)})
             continue
@@ -95,8 +95,8 @@ def tool_call_requests(draw, turns=12):
                  for k, (name, keys) in enumerate(structures[which])]
         history.append({"role": "assistant", "content": usual(st.just(beside), CONTENT), "tool_calls": calls})
         for k in usual(st.just(orders[which]), st.permutations(range(len(calls)))):
-            history.append({"role": "tool", "tool_call_id": calls[k]["id"], "content": usual(PLAIN, BODY)})
-        history.append({"role": "assistant", "content": usual(PLAIN, CONTENT)})
+            history.append({"role": "tool", "tool_call_id": calls[k]["id"], "content": usual(PLAIN, BODY, f"r{k}n")})
+        history.append({"role": "assistant", "content": usual(PLAIN, CONTENT, "said")})
     data = {"instructions": draw(CONTENT), "current": draw(CONTENT.filter(bool)), "history": history,
             "evidence": [{"id": "p0", "source": "doc.md", "text": draw(CONTENT), "score": 0.5}],
             "tools": TOOLS2, "max_new_tokens": 8, "margin": 0, "fill_order": ["history", "evidence"]}

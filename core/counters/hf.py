@@ -270,18 +270,19 @@ class HFCounter(TokenCounter):
         encoded = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         return [(int(i), int(a), int(b)) for i, (a, b) in zip(encoded["input_ids"], encoded["offset_mapping"])]
 
-    def boundary_tokens(self) -> list[str]:
+    def boundary_tokens(self) -> dict[str, tuple[bool, bool]]:
         """Added tokens spelled like markers that the tokenizer reads out of text wherever they stand (not
-        normalised, no whitespace stripped beside them, not only as a whole word): the text either side of one
-        is encoded on its own (``core.assembly_tools`` counts a tool-call turn's runs between them)."""
+        normalised, not only as a whole word), each with whether it strips the whitespace on its left and on
+        its right: the text between two of them is encoded on its own (``core.assembly_tools`` counts a
+        tool-call turn's runs between them)."""
         known = self.__dict__.get("_boundaries")
         if known is None:
             decoder = getattr(self._tokenizer, "added_tokens_decoder", {}) or {}
-            known = self._boundaries = sorted(
-                {str(t.content) for t in decoder.values() if _marker_like(str(t.content))
-                 and not (getattr(t, "lstrip", True) or getattr(t, "rstrip", True) or getattr(t, "single_word", True)
-                          or getattr(t, "normalized", True))})
-        return list(known)
+            known = self._boundaries = {
+                str(t.content): (bool(getattr(t, "lstrip", False)), bool(getattr(t, "rstrip", False)))
+                for t in decoder.values() if _marker_like(str(t.content))
+                and not (getattr(t, "single_word", True) or getattr(t, "normalized", True))}
+        return dict(known)
 
     def control_token_strings(self) -> list[str]:
         return list(self._specials)
