@@ -11,10 +11,11 @@ whose id it holds) make such a turn's cost depend on the others.
 
 One member of a shape (the representative) has its probe request rendered as text. Each of the turn's values
 (a message's text, a call's non-empty arguments as ``json.dumps`` writes them, a call's id) must stand in that
-text exactly once (an id may be absent: the template does not write ids), else the next member is tried and
-after three the shape has none. The text between the boundary tokens either side of a value (added tokens
-the tokenizer splits text at wherever they stand: ``<|im_start|>``, ``<tool_call>``...) is a *run* with the
-value as a slot. The tokenizer encodes the text between two boundary tokens on its own, so the rendered
+text exactly once, or not at all where the template writes none of it (an id; or a value whose change leaves
+the render as it was: Phi-3.5 leaves calls and results out), else the next member is tried and after three
+the shape has none. The text between the boundary tokens either side of a value (added tokens the tokenizer
+splits text at wherever they stand: ``<|im_start|>``, ``<tool_call>``...; less the whitespace a token strips
+beside it) is a *run* with the value as a slot. The tokenizer encodes the text between two boundary tokens on its own, so the rendered
 probe's count is the boundary tokens plus each run's text count (checked on the representative); another
 member renders the same runs with its own values in the slots. What a member adds is then the text count of
 its runs plus a constant (the representative's probe delta minus its runs), checked on two more members by
