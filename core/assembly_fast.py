@@ -26,6 +26,7 @@ from typing import Callable
 
 from .assembly_merge import MergedUserTurns, merge_seams_for
 from .assembly_reference import Builder, PredictionMismatch
+from .assembly_tools import TOOL_TURN, ToolTurns
 from .contracts import ChatMessage, Request
 from .counting import TokenCounter
 from .render import EvidenceBlocks, Selection, chat_message, render
@@ -73,6 +74,7 @@ class FastBuilder(Builder):
         self._shapes: tuple[list, dict] | None = None
         self.blocks = EvidenceBlocks(request)  # o15: each passage's block built once (text count and final render)
         self._merged: MergedUserTurns | None | bool = False  # False: not yet asked
+        self._tools: ToolTurns | None = None
 
     def _render(self, selection: Selection):
         """A render only counted: each turn's messages built once (``render``'s ``turn_messages``)."""
@@ -162,7 +164,7 @@ class FastBuilder(Builder):
 
     def _turn_shape(self, turn) -> tuple | None:
         if any(m.tool_calls or m.role == "tool" for m in turn):
-            return None
+            return self._tool_turns().shape(turn)  # core.assembly_tools; None where it has no shape
         if turn[-1].role == "user" and self._user_turns_merge():
             return None
         key = []
@@ -177,6 +179,11 @@ class FastBuilder(Builder):
                 return None
             key.append((m.role, lead, trail))
         return ("history", tuple(key))
+
+    def _tool_turns(self) -> ToolTurns:
+        if self._tools is None:
+            self._tools = ToolTurns(self)
+        return self._tools
 
     def shapes(self) -> tuple[list, dict]:
         """Each turn's shape (None: no constant can be learned) and the turns of each shape."""
@@ -223,7 +230,9 @@ class FastBuilder(Builder):
         if shape in self.constants:
             return self.constants[shape]
         value = None
-        if len(members) >= 3:
+        if shape[0] == TOOL_TURN:
+            value = self._tool_turns().constant(shape, members)
+        elif len(members) >= 3:
             a, b, c = sorted(members, key=lambda i: self._text_tokens(section, i))[:3]
             values = []
             for earlier, added in (((a,), b), ((a, b), c)):
@@ -256,6 +265,8 @@ class FastBuilder(Builder):
         if known is None:  # an item's rendering is built (and looked up in the counter's cache) once
             if section == "evidence":
                 known = self.counter.text_count(self.blocks(index))
+            elif (shape := self.shapes()[0][index]) is not None and shape[0] == TOOL_TURN:
+                known = self._tool_turns().text_tokens(shape, index)  # the text of the runs holding its values
             else:
                 known = sum(self.counter.text_count(self._form(m.role, m.content or "") or "")
                             for m in self.turns[index])

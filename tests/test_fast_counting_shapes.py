@@ -58,6 +58,51 @@ def shaped_requests(draw, kinds=KINDS, content=CONTENT, turns=8):
     return data, draw(st.integers(0, 1000)), draw(st.integers(-2, 2)), draw(st.booleans())
 
 
+# Tool-call turns of varied structure: one to three calls in a message, text beside them or none, nested,
+# unicode, numeric and empty arguments, results in another order than the calls. A request reuses a few call
+# structures (names and argument keys) with fresh values, so the default learns a constant per structure.
+NAMES = ("search", "fetch_page")
+TOOLS2 = TOOLS + [{"name": "fetch_page", "description": "Fetch a page.",
+                   "parameters": {"type": "object", "properties": {"url": {"type": "string"}}}}]
+PLAIN = st.lists(st.sampled_from(["Budget", "token", "window.", "x", "é", "字", "!", "42", '"q"', "{}", "ok?"]),
+                 min_size=1, max_size=5).map(" ".join)
+LEAF = st.one_of(PLAIN, BODY, st.integers(-3, 10 ** 6), st.booleans(), st.none(), st.just(""), st.just("é字 \"q\"\n"))
+VALUE = st.recursive(LEAF, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(st.sampled_from(["k", "ä", "deep"]), inner, max_size=2)),
+                     max_leaves=4)
+KEYS = st.lists(st.sampled_from(["q", "url", "limit", "filter", "名前"]), max_size=3, unique=True)
+STRUCTURE = st.lists(st.tuples(st.sampled_from(NAMES), KEYS), min_size=1, max_size=3)
+
+
+@st.composite
+def tool_call_requests(draw, turns=12):
+    structures = draw(st.lists(STRUCTURE, min_size=1, max_size=2))
+    orders = [draw(st.permutations(range(len(calls)))) for calls in structures]  # results in another order
+    beside = draw(st.sampled_from([None, "", "Let me look.", "Checking:\n", " two  words "]))
+
+    def usual(common, rare, tag=""):  # a tag keeps the texts of a request apart (they are probed by value)
+        return draw(rare) if odd else (draw(common) + f" {tag}{t}" if tag else draw(common))
+
+    history = []
+    for t in range(draw(st.integers(6, turns))):
+        odd = draw(st.integers(0, 5)) == 0  # one turn in six departs from the request's usual structure
+        history.append({"role": "user", "content": usual(PLAIN, CONTENT, "asked"), "id": f"t{t}"})
+        if draw(st.integers(0, 4)) == 0:  # a plain turn between the tool turns
+            history.append({"role": "assistant", "content": draw(CONTENT)})
+            continue
+        which = draw(st.integers(0, len(structures) - 1))
+        calls = [{"id": f"call{t:02d}{k}", "name": name, "arguments": {key: draw(VALUE) for key in keys}}
+                 for k, (name, keys) in enumerate(structures[which])]
+        history.append({"role": "assistant", "content": usual(st.just(beside), CONTENT), "tool_calls": calls})
+        for k in usual(st.just(orders[which]), st.permutations(range(len(calls)))):
+            history.append({"role": "tool", "tool_call_id": calls[k]["id"], "content": usual(PLAIN, BODY, f"r{k}n")})
+        history.append({"role": "assistant", "content": usual(PLAIN, CONTENT, "said")})
+    data = {"instructions": draw(CONTENT), "current": draw(CONTENT.filter(bool)), "history": history,
+            "evidence": [{"id": "p0", "source": "doc.md", "text": draw(CONTENT), "score": 0.5}],
+            "tools": TOOLS2, "max_new_tokens": 8, "margin": 0, "fill_order": ["history", "evidence"]}
+    return data, draw(st.integers(0, 1000)), draw(st.integers(-2, 2)), False
+
+
 def outcome(request, counter, **how):
     try:
         return assemble(request, counter, **how)
@@ -114,7 +159,7 @@ def test_shapes_fast_equals_reference_real_hf(name):
     kinds = ("plain", "tool", "single", "assistant-pair") if name == "mistral-nemo" else KINDS
     seams = ("plain", "tool", "single") if name == "mistral-nemo" else SEAMS
 
-    @given(st.one_of(shaped_requests(kinds), shaped_requests(seams, SEAM_CONTENT)))
+    @given(st.one_of(shaped_requests(kinds), shaped_requests(seams, SEAM_CONTENT), tool_call_requests()))
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     def run(case):
         check(case, counter)
@@ -160,3 +205,59 @@ def test_a_history_turn_that_repeats_the_question_under_nemo_equals_the_referenc
     check((data, 0, 0, False), real("mistral-nemo"))
     fast = assemble(parse_request(dict(data, context_limit=141)), real("mistral-nemo"))
     assert "same text" in fast.counting_note  # said, in the result
+
+
+@pytest.mark.parametrize("name", ["qwen3", "mistral-nemo", "phi35", "gemma4"])
+def test_tool_call_turns_of_varied_structure_real_hf(name):
+    """Tool-call turns (several calls, text beside them, nested and unicode arguments, results out of order)
+    under each real template: the default equals the reference at allowances all through the history."""
+    if not (HF / name / "tokenizer.json").is_file():
+        pytest.skip(f"{HF / name} is absent: the real {name} tokenizer is not here")
+    counter = real(name)
+
+    @given(tool_call_requests())
+    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def run(case):
+        check(case, counter)
+
+    run()
+
+
+def _tool_turns_request(turns: int) -> dict:
+    history = []
+    for t in range(turns):
+        calls = [{"id": f"call{t:03d}", "name": "search", "arguments": {"q": f"budget window {t}", "limit": t % 4}},
+                 {"id": f"call{t:03d}b", "name": "fetch_page", "arguments": {"url": f"https://example.org/{t}"}}]
+        history += [{"role": "user", "content": f"Question {t} about the token budget?", "id": f"t{t}"},
+                    {"role": "assistant", "content": "Looking it up.", "tool_calls": calls},
+                    {"role": "tool", "tool_call_id": calls[1]["id"], "content": f"Page {t}: the window is {t * 7} tokens."},
+                    {"role": "tool", "tool_call_id": calls[0]["id"], "content": f"Result {t} « é字 »"},
+                    {"role": "assistant", "content": f"The window holds {t * 7} tokens."}]
+    return {"instructions": "Answer briefly.", "current": "And now?", "history": history, "tools": TOOLS2,
+            "max_new_tokens": 8, "margin": 0}
+
+
+def test_tool_call_turns_get_a_shape_constant_under_qwen3():
+    """Under Qwen3 the turns that carry tool calls are predicted from a learned constant (core.assembly_tools),
+    not probed through the template one by one, and the result equals the reference at every allowance tried."""
+    if not (HF / "qwen3" / "tokenizer.json").is_file():
+        pytest.skip(f"{HF / 'qwen3'} is absent")
+    from core.assembly_fast import FastBuilder
+    from core.assembly_tools import TOOL_TURN
+
+    counter = real("qwen3")
+    data = _tool_turns_request(12)
+    roomy = assemble(parse_request(dict(data, context_limit=10 ** 6)), counter, reference=True)
+    totals = [int(e.reason.split(" ")[1]) for e in roomy.trace if e.section == "history" and e.reason.startswith("fits:")]
+    for limit in (totals[3], totals[6] + 1, totals[9] - 1):
+        check((dict(data, context_limit=limit + 8), 0, 0, False), counter)
+    request = parse_request(dict(data, context_limit=totals[6] + 8))
+    builder = FastBuilder(request, counter, request.input_budget)
+    shape_of, members = builder.shapes()
+    shape = shape_of[0]
+    assert shape is not None and shape[0] == TOOL_TURN and len(members[shape]) == 12
+    assert builder._constant(shape, members[shape], "history") is not None
+    before = counter.full_counts
+    predicted = builder._text_tokens("history", 5) + builder.constants[shape]
+    assert counter.full_counts == before  # no render of the turn: its runs' text counts and the constant
+    assert predicted == builder.delta(builder._probe("history", ()), builder._probe("history", (5,)))
