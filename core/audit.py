@@ -157,24 +157,25 @@ def _turns(result: AssemblyResult) -> Iterator[Finding]:
 
 
 def _tool_pairs(result: AssemblyResult) -> Iterator[Finding]:
-    open_calls: dict[str, int] = {}
-    answered: set[str] = set()
+    """Each result answers the latest unanswered call of its id (an id a later turn uses again, as some
+    frameworks number calls per turn, opens a new call: ``duplicate-id`` reports the reuse itself)."""
+    open_calls: dict[str, int] = {}  # calls made and not yet answered, by id
+    unanswered: list[tuple[str, int]] = []  # a call replaced by a later one of its id before any result
     for i, m in enumerate(result.messages):
         if m.role == "assistant":
             for call in m.tool_calls:
+                if call.id in open_calls:
+                    unanswered.append((call.id, open_calls[call.id]))
                 open_calls[call.id] = i
         elif m.role == "tool":
             call_id = m.tool_call_id or ""
-            if call_id in open_calls and call_id not in answered:
-                answered.add(call_id)
-            else:
+            if open_calls.pop(call_id, None) is None:
                 yield Finding("tool-result-without-call", "error",
                               f"a result for tool call {call_id!r}, which no earlier assistant message made", i,
                               item_id=call_id)
-    for call_id, i in open_calls.items():
-        if call_id not in answered:
-            yield Finding("tool-call-without-result", "error", f"tool call {call_id!r} has no result", i,
-                          item_id=call_id)
+    for call_id, i in sorted(unanswered + list(open_calls.items()), key=lambda c: c[1]):
+        yield Finding("tool-call-without-result", "error", f"tool call {call_id!r} has no result", i,
+                      item_id=call_id)
 
 
 @lru_cache(maxsize=256)
