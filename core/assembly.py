@@ -188,16 +188,17 @@ def _fill_evidence(b: Builder, budget: int) -> tuple[list[str], list[str]]:
         def candidate(i=i):
             return b.selection.add(evidence=b.selection.evidence + (i,))
         total, marginal = b.attempt("evidence", i, candidate)
-        extra = {"rank": rank, "score": passage.score, "source": passage.source}
         if total <= budget:
             b.take(candidate(), total)
             kept.append(passage.id)
             b.trace.append(trace_entry(section="evidence", id=passage.id, decision="kept", tokens=marginal,
-                                      reason=f"fits: {total} of {budget} tokens after it", **extra))
+                                       reason=f"fits: {total} of {budget} tokens after it", rank=rank,
+                                       score=passage.score, source=passage.source))
         else:
             dropped.append(passage.id)
             b.trace.append(trace_entry(section="evidence", id=passage.id, decision="dropped", tokens=marginal,
-                                      reason=f"does not fit: needs {marginal}, {budget - b.tokens} left", **extra))
+                                       reason=f"does not fit: needs {marginal}, {budget - b.tokens} left", rank=rank,
+                                       score=passage.score, source=passage.source))
     return kept, dropped
 
 

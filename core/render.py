@@ -101,6 +101,9 @@ class Rendered:
     origins: list[tuple[str, str]] = field(default_factory=list)
 
 
+_message = ChatMessage.__pydantic_validator__.validate_python
+
+
 def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None = None) -> Rendered:
     """Build the chat messages and tool list for ``selection`` of ``request`` (``blocks``: its passages'
     blocks, where already built)."""
@@ -112,9 +115,10 @@ def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None
     turns = request.history_turns()
     for t in sorted(selection.turns):
         origin = ("history", turns[t][0].id or f"turn-{t + 1}")  # request.turn_ids()[t], without listing every turn
-        for m in turns[t]:  # fields of a validated message: no second validation (a render is made per count)
-            messages.append(ChatMessage.model_construct(role=m.role, content=m.content, tool_calls=list(m.tool_calls),
-                                                        tool_call_id=m.tool_call_id))
+        for m in turns[t]:  # ChatMessage's own validator on a validated message's fields: a third of what
+            # ``ChatMessage(...)`` costs (and half of pydantic 2.14's ``model_construct``); a render is made per count
+            messages.append(_message({"role": m.role, "content": m.content, "tool_calls": list(m.tool_calls),
+                                      "tool_call_id": m.tool_call_id}))
             origins.append(origin)
     passages = [request.evidence[i] for i in selection.evidence]
     question = request.current if selection.question else ""
