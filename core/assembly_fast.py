@@ -294,7 +294,7 @@ class FastBuilder(Builder):
         marginal = self._marginal(section, index, candidate)
         total = self.tokens + marginal
         if decides and abs(total - self.budget) <= NEAR_ALLOWANCE:
-            exact = self.count(candidate())
+            exact = self._render_count(candidate(), whole=True)
             if exact != total:
                 raise PredictionMismatch(f"predicted {total} tokens near the allowance, a complete count gave {exact}")
         return total, marginal

@@ -41,16 +41,24 @@ class Builder:
             section="template", id="chat-template", decision="required", tokens=self.tokens,
             reason="chat template, role markers and generation prefix with every section empty")]
 
-    def _render_count(self, selection: Selection) -> int:
+    def _render_count(self, selection: Selection, whole: bool = False) -> int:
         """The counter's count of ``selection``'s render, remembered per request content: a replay
-        shares the unchanged parts of its request, so it neither renders nor tokenises them again."""
+        shares the unchanged parts of its request, so it neither renders nor tokenises them again.
+        ``whole`` (the default method's near-allowance checks: large requests no other content renders):
+        not remembered, it is tokenised whole with ``count_whole``, without the counter's cache, whose key
+        (a JSON dump of the whole request) costs a quarter of a count."""
         memo, parts, parts_key = self._memo
         key = (parts_key, selection)
         hit = memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], parts)):
             return hit[0]
-        rendered = render(self.request, selection)
-        value = self.counter.count(rendered.messages, rendered.tools)
+        rendered = render(self.request, selection, getattr(self, "blocks", None))
+        if whole:
+            value = self.counter.count_whole(rendered.messages, rendered.tools)[0]
+            self.full_counts += 1
+            self.tokenised = (selection, value)
+        else:
+            value = self.counter.count(rendered.messages, rendered.tools)
         memo[key] = (value, parts)  # holding the parts keeps their ids from being reused
         if len(memo) > 4096:
             memo.popitem(last=False)
