@@ -45,18 +45,22 @@ class Builder:
         """The counter's count of ``selection``'s render, remembered per request content: a replay
         shares the unchanged parts of its request, so it neither renders nor tokenises them again.
         ``whole`` (the default method's near-allowance checks: large requests no other content renders):
-        not remembered, it is tokenised whole with ``count_whole``, without the counter's cache, whose key
-        (a JSON dump of the whole request) costs a quarter of a count."""
+        not remembered, it is counted with the counter's ``count_check`` where it has one (exact, from its
+        pieces' cached counts), else tokenised whole with ``count_whole``, without the counter's cache, whose
+        key (a JSON dump of the whole request) costs a quarter of a count."""
         memo, parts, parts_key = self._memo
         key = (parts_key, selection)
         hit = memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], parts)):
             return hit[0]
         rendered = render(self.request, selection, getattr(self, "blocks", None))
-        if whole:
-            value = self.counter.count_whole(rendered.messages, rendered.tools)[0]
-            self.full_counts += 1
-            self.tokenised = (selection, value)
+        if whole:  # the counter's exact count from cached pieces where it has one (an hf: counter), else whole
+            check = getattr(self.counter, "count_check", None)
+            value = None if check is None else check(rendered.messages, rendered.tools)
+            if value is None:
+                value = self.counter.count_whole(rendered.messages, rendered.tools)[0]
+                self.full_counts += 1
+                self.tokenised = (selection, value)  # tokenised whole: the final count may be this one
         else:
             value = self.counter.count(rendered.messages, rendered.tools)
         memo[key] = (value, parts)  # holding the parts keeps their ids from being reused

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -231,6 +232,45 @@ class HFCounter(TokenCounter):
         self._last_render = (ids, text)
         return len(ids), ids
 
+    def count_check(self, messages, tools) -> int | None:
+        """``len(token_ids(...))`` from the counts of the rendered text's pieces between added tokens (each cached
+        by content, so a check of a request that differs from earlier ones in one message tokenises that message),
+        where the tokenizer is known to tokenise them apart (``_added_split``); ``None`` where it is not. For the
+        default assembly's near-allowance checks; never the final count, which is tokenised whole."""
+        split = self._added_split()
+        if split is None:
+            return None
+        total = 0
+        for n, piece in enumerate(split(self._apply(messages, tools, tokenize=False))):
+            total += 1 if n % 2 else self.text_count(piece) if piece else 0
+        return total
+
+    def _added_split(self):
+        """``re.split`` at the added tokens, where the tokenizer's pipeline makes a text's ids those of its pieces
+        between added tokens, each tokenised alone: ``tokenizers`` cuts its input at added tokens before it
+        normalises, pre-tokenises and encodes each piece; that holds when no added token eats whitespace beside it
+        or matches only whole words or normalised text, the normaliser and pre-tokeniser act within a piece and
+        never on its place in the text (no Metaspace, whose "first" scheme marks only the first piece), and
+        transformers passes special tokens through as such. Learned once; ``None`` otherwise."""
+        known = self.__dict__.get("_split_at_added", False)
+        if known is not False:
+            return known
+        split = None
+        try:
+            spec = json.loads(self._tokenizer.backend_tokenizer.to_str())
+            added = spec.get("added_tokens") or []
+            flags_ok = all(not (t.get("lstrip") or t.get("rstrip") or t.get("single_word") or t.get("normalized"))
+                           for t in added)
+            if (added and flags_ok and not getattr(self._tokenizer, "split_special_tokens", False)
+                    and _within_pieces(spec.get("normalizer"), _PIECE_NORMALIZERS)
+                    and _within_pieces(spec.get("pre_tokenizer"), _PIECE_PRE_TOKENIZERS)):
+                tokens = sorted({t["content"] for t in added if t.get("content")}, key=len, reverse=True)
+                split = re.compile("(" + "|".join(map(re.escape, tokens)) + ")").split  # leftmost, longest first
+        except Exception:  # noqa: BLE001 - a tokenizer whose spec cannot be read: count whole
+            split = None
+        self._split_at_added = split
+        return split
+
     def text_of_ids(self, ids: Sequence[int]) -> str | None:
         """The rendered text of the ids the last ``count_whole`` gave (those very ids), else ``None``."""
         last = self.__dict__.get("_last_render")
@@ -306,6 +346,19 @@ class HFCounter(TokenCounter):
             return []
         ids = set(self._tokenizer.encode(text, add_special_tokens=False))
         return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
+
+
+# Normalisers and pre-tokenisers that act on each piece of text by itself (``HFCounter._added_split``).
+_PIECE_NORMALIZERS = frozenset({"NFC", "NFD", "NFKC", "NFKD", "Replace", "Lowercase"})
+_PIECE_PRE_TOKENIZERS = frozenset({"Split", "ByteLevel", "Digits", "Punctuation", "Whitespace", "WhitespaceSplit"})
+
+
+def _within_pieces(step: dict | None, allowed: frozenset) -> bool:
+    if step is None:
+        return True
+    if step.get("type") == "Sequence":
+        return all(_within_pieces(s, allowed) for s in step.get("normalizers", step.get("pretokenizers", [])))
+    return step.get("type") in allowed
 
 
 def _marker_like(text: str) -> bool:
