@@ -233,17 +233,30 @@ class HFCounter(TokenCounter):
         return len(ids), ids
 
     def count_check(self, messages, tools) -> int | None:
-        """``len(token_ids(...))`` from the counts of the rendered text's pieces between added tokens (each cached
-        by content, so a check of a request that differs from earlier ones in one message tokenises that message),
+        """``len(token_ids(...))`` from the backend's counts of the rendered text's pieces between added tokens (each
+        cached by content, so a check of a request that differs from earlier ones in one message tokenises that one),
         where the tokenizer is known to tokenise them apart (``_added_split``); ``None`` where it is not. For the
         default assembly's near-allowance checks; never the final count, which is tokenised whole."""
         split = self._added_split()
         if split is None:
             return None
-        total = 0
-        for n, piece in enumerate(split(self._apply(messages, tools, tokenize=False))):
-            total += 1 if n % 2 else self.text_count(piece) if piece else 0
-        return total
+        parts = split(self._apply(messages, tools, tokenize=False))
+        texts, cache = parts[::2], self.__dict__.setdefault("_piece_counts", {})  # the backend's counts, kept apart
+        known = {t: cache.get(t) for t in dict.fromkeys(texts) if t}
+        new = [t for t, value in known.items() if value is None]
+        if new:  # one call for the pieces not counted before (one per piece costs transformers' Python each time)
+            try:
+                counts = [len(e.ids) for e in self._tokenizer.backend_tokenizer.encode_batch(new, add_special_tokens=False)]
+            except BaseException as exc:  # a Rust panic is no Exception
+                if type(exc).__name__ != "PanicException":
+                    raise
+                raise CounterError(f"{self.name}: the tokenizer failed on this request ({str(exc)[:200]})") from None
+            known.update(zip(new, counts))
+            if len(cache) + len(new) >= 65536:
+                cache.clear()
+            cache.update(zip(new, counts))
+            self.item_counts += len(new)
+        return len(parts) // 2 + sum(known[t] for t in texts if t)
 
     def _added_split(self):
         """``re.split`` at the added tokens, where the tokenizer's pipeline makes a text's ids those of its pieces
@@ -257,14 +270,14 @@ class HFCounter(TokenCounter):
             return known
         split = None
         try:
-            spec = json.loads(self._tokenizer.backend_tokenizer.to_str())
-            added = spec.get("added_tokens") or []
-            flags_ok = all(not (t.get("lstrip") or t.get("rstrip") or t.get("single_word") or t.get("normalized"))
-                           for t in added)
+            backend = self._tokenizer.backend_tokenizer  # its parts' own JSON (the whole spec holds the vocabulary)
+            steps = [None if step is None else json.loads(step.__getstate__())
+                     for step in (backend.normalizer, backend.pre_tokenizer)]
+            added = list(backend.get_added_tokens_decoder().values())
+            flags_ok = all(not (t.lstrip or t.rstrip or t.single_word or t.normalized) for t in added)
             if (added and flags_ok and not getattr(self._tokenizer, "split_special_tokens", False)
-                    and _within_pieces(spec.get("normalizer"), _PIECE_NORMALIZERS)
-                    and _within_pieces(spec.get("pre_tokenizer"), _PIECE_PRE_TOKENIZERS)):
-                tokens = sorted({t["content"] for t in added if t.get("content")}, key=len, reverse=True)
+                    and _within_pieces(steps[0], _PIECE_NORMALIZERS) and _within_pieces(steps[1], _PIECE_PRE_TOKENIZERS)):
+                tokens = sorted({t.content for t in added if t.content}, key=len, reverse=True)
                 split = re.compile("(" + "|".join(map(re.escape, tokens)) + ")").split  # leftmost, longest first
         except Exception:  # noqa: BLE001 - a tokenizer whose spec cannot be read: count whole
             split = None
