@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from real_hf import real
 
 from core.contracts import ChatMessage
+from core.counters.hf_pieces import added_split
 from core.errors import TemplateRefused
 
 PIECES = st.sampled_from(["hello", " ", "\n", "\n\n", "  ", "é", "12", "x.", "<|im_start|>", "<|im_end|>", "<think>",
@@ -29,7 +30,7 @@ def conversations(draw) -> list[ChatMessage]:
 @pytest.mark.parametrize("name", ["qwen3", "gemma4", "mistral-nemo"])
 def test_the_pieces_between_added_tokens_count_what_the_whole_request_counts(name):
     counter = real(name)
-    assert counter._added_split() is not None
+    assert added_split(counter._tokenizer) is not None
 
     @given(conversations())
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -47,5 +48,5 @@ def test_the_pieces_between_added_tokens_count_what_the_whole_request_counts(nam
 
 def test_added_tokens_that_eat_whitespace_leave_the_request_counted_whole():
     counter = real("phi35")  # its <|end|> and role tokens strip the whitespace to their right
-    assert counter._added_split() is None
+    assert added_split(counter._tokenizer) is None
     assert counter.count_check([ChatMessage(role="user", content="hello")], []) is None

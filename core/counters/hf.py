@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -233,56 +232,12 @@ class HFCounter(TokenCounter):
         return len(ids), ids
 
     def count_check(self, messages, tools) -> int | None:
-        """``len(token_ids(...))`` from the backend's counts of the rendered text's pieces between added tokens (each
-        cached by content, so a check of a request that differs from earlier ones in one message tokenises that one),
-        where the tokenizer is known to tokenise them apart (``_added_split``); ``None`` where it is not. For the
-        default assembly's near-allowance checks; never the final count, which is tokenised whole."""
-        split = self._added_split()
-        if split is None:
-            return None
-        parts = split(self._apply(messages, tools, tokenize=False))
-        texts, cache = parts[::2], self.__dict__.setdefault("_piece_counts", {})  # the backend's counts, kept apart
-        known = {t: cache.get(t) for t in dict.fromkeys(texts) if t}
-        new = [t for t, value in known.items() if value is None]
-        if new:  # one call for the pieces not counted before (one per piece costs transformers' Python each time)
-            try:
-                counts = [len(e.ids) for e in self._tokenizer.backend_tokenizer.encode_batch(new, add_special_tokens=False)]
-            except BaseException as exc:  # a Rust panic is no Exception
-                if type(exc).__name__ != "PanicException":
-                    raise
-                raise CounterError(f"{self.name}: the tokenizer failed on this request ({str(exc)[:200]})") from None
-            known.update(zip(new, counts))
-            if len(cache) + len(new) >= 65536:
-                cache.clear()
-            cache.update(zip(new, counts))
-            self.item_counts += len(new)
-        return len(parts) // 2 + sum(known[t] for t in texts if t)
+        """``len(token_ids(...))`` from the counts of the rendered text's pieces between added tokens, each cached by
+        content (``core.counters.hf_pieces``), where this tokenizer is known to tokenise them apart; else ``None``.
+        For the default assembly's near-allowance checks; never the final count, which is tokenised whole."""
+        from .hf_pieces import count_pieces
 
-    def _added_split(self):
-        """``re.split`` at the added tokens, where the tokenizer's pipeline makes a text's ids those of its pieces
-        between added tokens, each tokenised alone: ``tokenizers`` cuts its input at added tokens before it
-        normalises, pre-tokenises and encodes each piece; that holds when no added token eats whitespace beside it
-        or matches only whole words or normalised text, the normaliser and pre-tokeniser act within a piece and
-        never on its place in the text (no Metaspace, whose "first" scheme marks only the first piece), and
-        transformers passes special tokens through as such. Learned once; ``None`` otherwise."""
-        known = self.__dict__.get("_split_at_added", False)
-        if known is not False:
-            return known
-        split = None
-        try:
-            backend = self._tokenizer.backend_tokenizer  # its parts' own JSON (the whole spec holds the vocabulary)
-            steps = [None if step is None else json.loads(step.__getstate__())
-                     for step in (backend.normalizer, backend.pre_tokenizer)]
-            added = list(backend.get_added_tokens_decoder().values())
-            flags_ok = all(not (t.lstrip or t.rstrip or t.single_word or t.normalized) for t in added)
-            if (added and flags_ok and not getattr(self._tokenizer, "split_special_tokens", False)
-                    and _within_pieces(steps[0], _PIECE_NORMALIZERS) and _within_pieces(steps[1], _PIECE_PRE_TOKENIZERS)):
-                tokens = sorted({t.content for t in added if t.content}, key=len, reverse=True)
-                split = re.compile("(" + "|".join(map(re.escape, tokens)) + ")").split  # leftmost, longest first
-        except Exception:  # noqa: BLE001 - a tokenizer whose spec cannot be read: count whole
-            split = None
-        self._split_at_added = split
-        return split
+        return count_pieces(self, self._tokenizer, lambda: self._apply(messages, tools, tokenize=False))
 
     def text_of_ids(self, ids: Sequence[int]) -> str | None:
         """The rendered text of the ids the last ``count_whole`` gave (those very ids), else ``None``."""
@@ -359,19 +314,6 @@ class HFCounter(TokenCounter):
             return []
         ids = set(self._tokenizer.encode(text, add_special_tokens=False))
         return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
-
-
-# Normalisers and pre-tokenisers that act on each piece of text by itself (``HFCounter._added_split``).
-_PIECE_NORMALIZERS = frozenset({"NFC", "NFD", "NFKC", "NFKD", "Replace", "Lowercase"})
-_PIECE_PRE_TOKENIZERS = frozenset({"Split", "ByteLevel", "Digits", "Punctuation", "Whitespace", "WhitespaceSplit"})
-
-
-def _within_pieces(step: dict | None, allowed: frozenset) -> bool:
-    if step is None:
-        return True
-    if step.get("type") == "Sequence":
-        return all(_within_pieces(s, allowed) for s in step.get("normalizers", step.get("pretokenizers", [])))
-    return step.get("type") in allowed
 
 
 def _marker_like(text: str) -> bool:
