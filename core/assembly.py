@@ -28,7 +28,7 @@ from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
 from .render import QUESTION_PREFIX, evidence_ranking, exchange_id, render
-from .result import AssemblyResult, TraceEntry
+from .result import AssemblyResult, TraceEntry, trace_entry
 
 
 class AssemblyStats(dict):
@@ -168,7 +168,7 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
         if stopped_at is None and total <= budget:
             b.take(candidate(), total)
             kept += 1
-            b.trace.append(TraceEntry(section="history", id=ids[t], decision="kept", tokens=marginal, rank=rank,
+            b.trace.append(trace_entry(section="history", id=ids[t], decision="kept", tokens=marginal, rank=rank,
                                       reason=f"fits: {total} of {budget} tokens after it"))
             continue
         dropped += 1
@@ -177,7 +177,7 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
             reason = f"does not fit: needs {marginal}, {budget - b.tokens} left"
         else:
             reason = f"older than {stopped_at}, which did not fit (history stops at the first misfit)"
-        b.trace.append(TraceEntry(section="history", id=ids[t], decision="dropped", tokens=marginal, rank=rank,
+        b.trace.append(trace_entry(section="history", id=ids[t], decision="dropped", tokens=marginal, rank=rank,
                                   reason=reason))
     return kept, dropped
 
@@ -192,16 +192,17 @@ def _fill_evidence(b: Builder, budget: int) -> tuple[list[str], list[str]]:
         def candidate(i=i):
             return b.selection.add(evidence=b.selection.evidence + (i,))
         total, marginal = b.attempt("evidence", i, candidate)
-        extra = {"rank": rank, "score": passage.score, "source": passage.source}
         if total <= budget:
             b.take(candidate(), total)
             kept.append(passage.id)
-            b.trace.append(TraceEntry(section="evidence", id=passage.id, decision="kept", tokens=marginal,
-                                      reason=f"fits: {total} of {budget} tokens after it", **extra))
+            b.trace.append(trace_entry(section="evidence", id=passage.id, decision="kept", tokens=marginal,
+                                       reason=f"fits: {total} of {budget} tokens after it", rank=rank,
+                                       score=passage.score, source=passage.source))
         else:
             dropped.append(passage.id)
-            b.trace.append(TraceEntry(section="evidence", id=passage.id, decision="dropped", tokens=marginal,
-                                      reason=f"does not fit: needs {marginal}, {budget - b.tokens} left", **extra))
+            b.trace.append(trace_entry(section="evidence", id=passage.id, decision="dropped", tokens=marginal,
+                                       reason=f"does not fit: needs {marginal}, {budget - b.tokens} left", rank=rank,
+                                       score=passage.score, source=passage.source))
     return kept, dropped
 
 

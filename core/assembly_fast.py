@@ -75,6 +75,7 @@ class FastBuilder(Builder):
         self.blocks = EvidenceBlocks(request)  # o15: each passage's block built once (text count and final render)
         self._merged: MergedUserTurns | None | bool = False  # False: not yet asked
         self._tools: ToolTurns | None = None
+        self._newest_of: tuple = (None, None)  # (kept turns, the newest of them)
 
     def _render(self, selection: Selection):
         """A render only counted: each turn's messages built once (``render``'s ``turn_messages``)."""
@@ -300,10 +301,16 @@ class FastBuilder(Builder):
                 value = None
         return self.count(candidate()) - self.tokens if value is None else value
 
+    def _newest(self, turns: tuple[int, ...]) -> int:
+        """``max(turns)``, found once per kept-turn tuple (every passage tried before the first is kept asks)."""
+        if turns is not self._newest_of[0]:
+            self._newest_of = (turns, max(turns))
+        return self._newest_of[1]
+
     def _marginal(self, section: str, index: int, candidate: Callable[[], Selection]) -> int:
         if section == "evidence":
             if not self.selection.evidence:  # the first passage also brings the preamble
-                if self.selection.turns and self._open_ended(max(self.selection.turns)):
+                if self.selection.turns and self._open_ended(self._newest(self.selection.turns)):
                     return self._merged_marginal(section, index, candidate)
                 first = self._first_passage_constant(index)
                 if first is not None:
@@ -331,7 +338,7 @@ class FastBuilder(Builder):
         marginal = self._marginal(section, index, candidate)
         total = self.tokens + marginal
         if decides and abs(total - self.budget) <= NEAR_ALLOWANCE:
-            exact = self.count(candidate())
+            exact = self._render_count(candidate(), whole=True)
             if exact != total:
                 raise PredictionMismatch(f"predicted {total} tokens near the allowance, a complete count gave {exact}")
         return total, marginal

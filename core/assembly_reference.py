@@ -46,16 +46,28 @@ class Builder:
             section="template", id="chat-template", decision="required", tokens=self.tokens,
             reason="chat template, role markers and generation prefix with every section empty")]
 
-    def _render_count(self, selection: Selection) -> int:
+    def _render_count(self, selection: Selection, whole: bool = False) -> int:
         """The counter's count of ``selection``'s render, remembered per request content: a replay
-        shares the unchanged parts of its request, so it neither renders nor tokenises them again."""
+        shares the unchanged parts of its request, so it neither renders nor tokenises them again.
+        ``whole`` (the default method's near-allowance checks: large requests no other content renders):
+        not remembered, it is counted with the counter's ``count_check`` where it has one (exact, from its
+        pieces' cached counts), else tokenised whole with ``count_whole``, without the counter's cache, whose
+        key (a JSON dump of the whole request) costs a quarter of a count."""
         memo, parts, parts_key = self._memo
         key = (parts_key, selection, True) if self.reuses_texts else (parts_key, selection)
         hit = memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[1], parts)):
             return hit[0]
         rendered = self._render(selection)
-        if self.reuses_texts:
+        if whole:  # the counter's exact count from cached pieces where it has one (an hf: counter), else whole
+            check = getattr(self.counter, "count_check", None)
+            value = None if check is None else check(rendered.messages, rendered.tools)
+            if value is None:
+                value = (self.counter.count_whole_reusing_texts if self.reuses_texts
+                         else self.counter.count_whole)(rendered.messages, rendered.tools)[0]
+                self.full_counts += 1
+                self.tokenised = (selection, value)  # tokenised whole: the final count may be this one
+        elif self.reuses_texts:
             value = self.counter.count_reusing_texts(rendered.messages, rendered.tools)
         else:
             value = self.counter.count(rendered.messages, rendered.tools)

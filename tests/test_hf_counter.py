@@ -124,6 +124,9 @@ def test_count_equals_transformers_apply_chat_template(toy_counter, toy_transfor
     assert toy_counter.token_ids(messages, tools) == expected
     # the rendered text is what got tokenised: control tokens written out, generation prefix included
     text = toy_counter.render_text(messages, tools)
+    count, ids = toy_counter.count_whole(messages, tools)  # the final count keeps its text for the render check
+    assert (count, ids) == (len(expected), expected) and toy_counter.text_of_ids(ids) == text
+    assert toy_counter.text_of_ids(list(ids)) is None  # only the ids that count gave
     assert toy_transformers.encode(text, add_special_tokens=False) == expected
     assert text.startswith(tf.TOY_BOS)
     assert text.endswith("<|im_start|>assistant\n<|think|><|/think|>")  # enable_thinking=False
@@ -277,6 +280,8 @@ def test_real_template_renders_and_counts_like_transformers(real, key):
     ids = counter.token_ids(messages, tools)
     assert ids == direct_ids(tokenizer, messages, tools)
     assert counter.count(messages, tools) == len(ids)
+    whole = counter.count_whole(messages, tools)
+    assert whole == (len(ids), ids) and counter.text_of_ids(whole[1]) == text
     for token in expected_tokens:
         assert token in text, f"{key}: {token!r} missing from the rendered text"
         token_id = tokenizer.convert_tokens_to_ids(token)

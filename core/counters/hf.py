@@ -217,6 +217,33 @@ class HFCounter(TokenCounter):
     def render_text(self, messages, tools) -> str:
         return self._apply(messages, tools, tokenize=False)
 
+    def count_whole(self, messages, tools) -> tuple[int, list[int] | None]:
+        """One complete tokenisation, as ``token_ids`` makes it (``apply_chat_template`` renders the template,
+        then tokenises the text with ``add_special_tokens=False``), keeping the text for ``text_of_ids`` of these
+        very ids: the assembly's check for what the template left out then needs no second render."""
+        text = self._apply(messages, tools, tokenize=False)
+        try:
+            ids = self._tokenizer(text, add_special_tokens=False)["input_ids"]
+        except BaseException as exc:  # a Rust panic is no Exception
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise CounterError(f"{self.name}: the tokenizer failed on this request ({str(exc)[:200]})") from None
+        self._last_render = (ids, text)
+        return len(ids), ids
+
+    def count_check(self, messages, tools) -> int | None:
+        """``len(token_ids(...))`` from the counts of the rendered text's pieces between added tokens, each cached by
+        content (``core.counters.hf_pieces``), where this tokenizer is known to tokenise them apart; else ``None``.
+        For the default assembly's near-allowance checks; never the final count, which is tokenised whole."""
+        from .hf_pieces import count_pieces
+
+        return count_pieces(self, self._tokenizer, lambda: self._apply(messages, tools, tokenize=False))
+
+    def text_of_ids(self, ids: Sequence[int]) -> str | None:
+        """The rendered text of the ids the last ``count_whole`` gave (those very ids), else ``None``."""
+        last = self.__dict__.get("_last_render")
+        return last[1] if last is not None and last[0] is ids else None
+
     def render_prompt(self, messages, tools, *, generation: bool) -> str:
         """``render_text``, with or without the generation prompt."""
         return self._apply(messages, tools, tokenize=False, generation=generation)

@@ -4,6 +4,7 @@
     .venv/bin/python -m tests.benchmarks.bench_replay --counter hf:DIR      (one counter)
     .venv/bin/python -m tests.benchmarks.bench_replay --quick               (fewer repeats, no reference check)
     .venv/bin/python -m tests.benchmarks.bench_replay --profile             (where a first replay's time goes)
+    ... --cpu                                                               (process CPU time, not wall time)
 
 The recording (300 passages, 100 turns, 16 tools) is assembled at 32k with the counter, so its
 per-item counts are warm, as they are in the inspector once the file is open. Then the limit is
@@ -28,7 +29,7 @@ from pathlib import Path
 from core import assemble, make_counter, parse_request
 from core.replay import Edits, edited_request, replay, source_of
 
-from .bench_assembly import best
+from .bench_assembly import Clock, best
 from .workload import large_request
 
 TARGET = 1.5
@@ -49,9 +50,9 @@ def run_sequence(spec: str | None, request, limits: list[int]) -> tuple[list[flo
     times, results = [], []
     for limit in limits:
         gc.collect()
-        start = time.perf_counter()
+        start = Clock.now()
         result = replay(recorded, edits=Edits(context_limit=limit), counter=counter)
-        times.append(time.perf_counter() - start)
+        times.append(Clock.now() - start)
         results.append(result)
     return times, results, counter
 
@@ -75,7 +76,9 @@ def bench(spec: str | None, repeats: int, check: bool, profile: bool) -> None:
     request = parse_request(large_request(300, 100, 16, context_limit=RECORDED))
     name = make_counter(spec).name
     print(f"## replay after a limit edit: 300 passages, 100 turns, 16 tools, recorded at {RECORDED}; counter {name}")
-    print(f"(first replay at each limit, warm counter, best of {repeats} runs of the sequence; target <= {TARGET}x)")
+    clock = "process CPU time" if Clock.now is time.process_time else "wall time"
+    print(f"(first replay at each limit, warm counter, best of {repeats} runs of the sequence, {clock}; "
+          f"target <= {TARGET}x)")
     print(f"{'limit':>7} {'input':>7} {'dropped':>8} {'count ms':>9} {'first replay ms':>16} {'ratio':>6}  "
           f"{'same as reference' if check else ''}")
     times, counts, results = measure(spec, request, EDITS, repeats)
@@ -121,7 +124,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="two repeats, no reference check")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the first replays")
+    parser.add_argument("--cpu", action="store_true", help="time in process CPU time (a loaded machine), not wall time")
     args = parser.parse_args()
+    Clock.use_cpu(args.cpu)
     repeats = args.repeats or (2 if args.quick else 5)
     specs = [args.counter]
     if args.counter is None and (QWEN3 / "tokenizer.json").is_file():
