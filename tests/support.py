@@ -22,6 +22,22 @@ def imported_files() -> list[Path]:
     return found
 
 
+def imported_requests(counter):
+    """(messages, tools) of every request the importers read from ``imported_files``, as recorded and with each
+    set of adaptations the count makes for ``counter`` (files the importers refuse have no request to count)."""
+    from core.formats.adapt import adapt, step_sets
+    from core.formats.importing import import_file
+
+    for path in imported_files():
+        try:
+            requests = import_file(path).requests
+        except Exception:  # noqa: BLE001 - a file the importers refuse
+            continue
+        for request in requests:
+            for steps in step_sets(list(request.messages), counter):
+                yield adapt(list(request.messages), steps, counter)[0], request.tools
+
+
 @lru_cache(maxsize=None)
 def default_counter():
     return make_counter()

@@ -8,11 +8,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mistral_requests import TOOLS, conversation, message
-from support import FIXTURES, SHARED, default_counter, imported_files
+from support import FIXTURES, SHARED, default_counter, imported_requests
 
 from core import TemplateRefused, make_counter
 from core.contracts import ChatMessage, ToolCall, ToolDefinition
-from core.formats.importing import import_file
 
 
 def stock(counter, messages, tools):
@@ -164,23 +163,13 @@ def test_every_result_fixture(name):
 def test_every_imported_request_of_the_fixtures_and_real_files():
     """Every request the importers read from the format fixtures and ../shared's real files, as recorded
     and with the adaptations the count makes, gives mistral-common's ids or its refusal."""
-    from core.formats.adapt import adapt, step_sets
-
     if not (SHARED / "realworld").is_dir():
         pytest.skip("the shared real-world files are absent")
     made = default_counter()
     compared = accepted = 0
-    for path in imported_files():
-        try:
-            requests = import_file(path).requests
-        except Exception:  # noqa: BLE001 - files the importers refuse have no request to count
-            continue
-        for request in requests:
-            for steps in step_sets(list(request.messages), made):
-                counted = adapt(list(request.messages), steps, made)[0]
-                answered = assert_same(made, counted, request.tools)
-                compared += 1
-                accepted += answered
+    for counted, tools in imported_requests(made):
+        accepted += assert_same(made, counted, tools)
+        compared += 1
     assert compared > 40 and accepted > 20, (compared, accepted)
 
 

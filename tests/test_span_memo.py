@@ -9,11 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mistral_requests import TEXT, TOOLS, conversation
-from support import FIXTURES, SHARED, imported_files
+from support import FIXTURES, SHARED, imported_requests
 
 from core import TemplateRefused, assemble, make_counter, parse_request
 from core.contracts import ChatMessage, ToolDefinition
-from core.formats.importing import import_file
 
 SLICE_TEXT = ("<evidence id=\"p\">\n" + "Words of a long passage, said again and again. " * 60 + "\n</evidence>\n") * 3
 
@@ -113,20 +112,12 @@ def test_every_result_fixture(name, counter):
 
 
 def test_every_imported_request_of_the_fixtures_and_real_files(counter):
-    from core.formats.adapt import adapt, step_sets
-
     if not (SHARED / "realworld").is_dir():
         pytest.skip("the shared real-world files are absent")
     compared = 0
-    for path in imported_files():
-        try:
-            requests = import_file(path).requests
-        except Exception:  # noqa: BLE001 - files the importers refuse have no request to count
-            continue
-        for request in requests:
-            for steps in step_sets(list(request.messages), counter):
-                assert_reuse_exact(counter, adapt(list(request.messages), steps, counter)[0], request.tools)
-                compared += 1
+    for messages, tools in imported_requests(counter):
+        assert_reuse_exact(counter, messages, tools)
+        compared += 1
     assert compared > 40 and counter.span_tally[0] > 0, (compared, counter.span_tally)
 
 
