@@ -125,10 +125,16 @@ class FastBuilder(Builder):
     def _edge_apart(self, role: str, side: int) -> bool:
         """Whether whitespace kept at this edge (0 leading, 1 trailing) of a ``role`` message costs its own
         text tokens and no more (Mistral's control tokens; not Qwen's ``user\n`` header, which a leading
-        newline joins): then the edge need not be part of the shape."""
+        newline joins): then the edge need not be part of the shape. Only where the template writes an added
+        (control) token right beside that edge: the tokenizer cuts its input there before anything else, so no
+        whitespace of any length joins the template's own text (a header ending in a newline, whose whitespace
+        runs a pre-tokeniser joins, passes the four probes by chance for some tokenizers and fails on others)."""
         key = (role, side)
         if key not in self._apart:
             try:
+                if not self._edge_beside_token(role, side):
+                    self._apart[key] = False
+                    return False
                 base, text = self._role_count(role, "Word"), self.counter.text_count("Word")
                 contents = [(ws + "Word") if side == 0 else ("Word" + ws) for ws in (" ", "\n", "\n\n", _EDGE_PROBE)]
                 self._apart[key] = all(
@@ -137,6 +143,20 @@ class FastBuilder(Builder):
             except Exception:
                 self._apart[key] = False
         return self._apart[key]
+
+    def _edge_beside_token(self, role: str, side: int) -> bool:
+        """Whether the rendered text has an added token right before (0) or after (1) a ``role`` message's content."""
+        marker = "Qzxv"
+        messages = [ChatMessage(role="user", content="Word"), ChatMessage(role="assistant", content="Word"),
+                    ChatMessage(role="user", content="Word")]
+        messages[0 if role == "user" else 1] = ChatMessage(role=role, content=marker)
+        text = self.counter.render_text(messages, [])
+        at = text.find(marker)
+        if at < 0 or text.find(marker, at + 1) >= 0:
+            return False
+        tokens = [t for t in {*self.counter.control_token_strings(), *self.counter.untrusted_spellings()} if t]
+        return any(text[:at].endswith(t) for t in tokens) if side == 0 else \
+            any(text.startswith(t, at + len(marker)) for t in tokens)
 
     def _form(self, role: str, content: str) -> str | None:
         """``content`` as the template tokenises it, or None when that is not known."""

@@ -157,23 +157,23 @@ def _turns(result: AssemblyResult) -> Iterator[Finding]:
 
 
 def _tool_pairs(result: AssemblyResult) -> Iterator[Finding]:
-    """Each result answers the latest unanswered call of its id (an id a later turn uses again, as some
-    frameworks number calls per turn, opens a new call: ``duplicate-id`` reports the reuse itself)."""
-    open_calls: dict[str, int] = {}  # calls made and not yet answered, by id
-    unanswered: list[tuple[str, int]] = []  # a call replaced by a later one of its id before any result
+    """Each result answers the oldest unanswered call of its id: an id used again (some frameworks number calls
+    per turn, ``call_0`` each time) opens another call, and ``duplicate-id`` reports the reuse itself."""
+    open_calls: dict[str, list[int]] = {}  # the messages of calls made and not yet answered, by id, oldest first
     for i, m in enumerate(result.messages):
         if m.role == "assistant":
             for call in m.tool_calls:
-                if call.id in open_calls:
-                    unanswered.append((call.id, open_calls[call.id]))
-                open_calls[call.id] = i
+                open_calls.setdefault(call.id, []).append(i)
         elif m.role == "tool":
             call_id = m.tool_call_id or ""
-            if open_calls.pop(call_id, None) is None:
+            waiting = open_calls.get(call_id)
+            if waiting:
+                waiting.pop(0)
+            else:
                 yield Finding("tool-result-without-call", "error",
                               f"a result for tool call {call_id!r}, which no earlier assistant message made", i,
                               item_id=call_id)
-    for call_id, i in sorted(unanswered + list(open_calls.items()), key=lambda c: c[1]):
+    for call_id, i in sorted(((c, i) for c, waiting in open_calls.items() for i in waiting), key=lambda c: c[1]):
         yield Finding("tool-call-without-result", "error", f"tool call {call_id!r} has no result", i,
                       item_id=call_id)
 

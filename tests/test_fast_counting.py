@@ -81,6 +81,17 @@ def test_fast_equals_reference_hf(toy_counter, case):
     assert_same(data, toy_counter)
 
 
+def test_whitespace_at_an_edge_beside_a_header_newline_hf(toy_counter):
+    """Found by the property above: the toy template writes ``user\n`` before a message and its byte-level
+    pre-tokeniser joins a newline with the spaces after it, so a leading edge of three spaces costs what its
+    neighbour makes of it (the dropped turn's figure was 8, the reference's 7)."""
+    data = {"instructions": "Be brief.", "current": "Why?", "evidence": [], "max_new_tokens": 8, "margin": 0,
+            "fill_order": ["history", "evidence"],
+            "history": [{"role": "user", "content": c, "id": f"t{n}"} for n, c in enumerate(["u", "u", "   0", "u"])]}
+    data["context_limit"] = limits_that_matter(data, toy_counter, 0, 0)
+    assert_same(data, toy_counter)
+
+
 @pytest.fixture(scope="module")
 def toy_counter(toy_tokenizer_dir):
     return make_counter(f"hf:{toy_tokenizer_dir}")

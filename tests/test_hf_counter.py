@@ -539,3 +539,15 @@ def test_offline_and_no_hub_access(tmp_path, no_network):
     counter = HFCounter(tf.build_toy_tokenizer_dir(tmp_path / "tok"))
     assert counter.count(*TOY_REQUESTS["everything"]) > 0
     assert no_network == []
+
+
+def test_a_text_the_tokenizer_refuses_is_the_same_refusal_from_every_count(toy_counter):
+    """A lone surrogate renders but cannot be tokenised: ``count`` (which renders, then tokenises) says what
+    ``token_ids`` says, a refusal naming the counter, never an exception of its own."""
+    messages = [ChatMessage(role="user", content=""), ChatMessage(role="assistant", content="\ud800")]
+    answers = []
+    for count in (toy_counter.token_ids, toy_counter.count, toy_counter.count_whole):
+        with pytest.raises(TemplateRefused) as info:
+            count(messages, [])
+        answers.append(str(info.value))
+    assert len(set(answers)) == 1 and toy_counter.name in answers[0]

@@ -224,6 +224,9 @@ class HFCounter(TokenCounter):
         text = self._apply(messages, tools, tokenize=False)
         try:
             ids = self._tokenizer(text, add_special_tokens=False)["input_ids"]
+        except Exception as exc:  # what ``token_ids`` says of it (``_apply``): a text the tokenizer refuses (a lone
+            # surrogate: TypeError) is the request refused, never an exception of ours
+            raise TemplateRefused(self.name, str(exc) or type(exc).__name__) from None
         except BaseException as exc:  # a Rust panic is no Exception
             if type(exc).__name__ != "PanicException":
                 raise
