@@ -49,10 +49,11 @@ class Builder:
     def _render_count(self, selection: Selection, whole: bool = False) -> int:
         """The counter's count of ``selection``'s render, remembered per request content: a replay
         shares the unchanged parts of its request, so it neither renders nor tokenises them again.
-        ``whole`` (the default method's near-allowance checks: large requests no other content renders):
-        not remembered, it is counted with the counter's ``count_check`` where it has one (exact, from its
-        pieces' cached counts), else tokenised whole with ``count_whole``, without the counter's cache, whose
-        key (a JSON dump of the whole request) costs a quarter of a count."""
+        ``whole`` (the default method's near-allowance checks: large requests no other content renders): counted
+        with the counter's ``count_check`` where it has one (exact, from its pieces' cached counts), else tokenised
+        whole (``count_whole``, or ``count_whole_reusing_texts`` under the span memo), without the counter's cache,
+        whose key (a JSON dump of the whole request) costs a quarter of a count; remembered by selection as every
+        count here is."""
         memo, parts, parts_key = self._memo
         key = (parts_key, selection, True) if self.reuses_texts else (parts_key, selection)
         hit = memo.get(key)

@@ -135,7 +135,15 @@ class ToolTurns:
         except Exception:  # noqa: BLE001 - a template that refuses it: no shape
             return None
         slots, absent = [], []
-        for k, (required, value, where) in enumerate(self.pieces(index)):
+        pieces = self.pieces(index)
+        outside = [m.content for m, origin in zip(rendered.messages, rendered.origins)
+                   if origin[0] != "history" and m.content] + [json.dumps(t.model_dump(), ensure_ascii=False)
+                                                               for t in rendered.tools]
+        for k, (required, value, where) in enumerate(pieces):
+            if any(value in other for other in outside) or any(
+                    value in other for j, (written, other, _) in enumerate(pieces) if j != k and written):
+                return None  # where the template writes it cannot be told from where another text stands (an id
+                # the template never writes found once inside the question; ids inside ids count twice: no shape)
             found = text.count(value)
             if found == 0 and required:
                 absent.append(where)

@@ -261,3 +261,23 @@ def test_tool_call_turns_get_a_shape_constant_under_qwen3():
     predicted = builder._text_tokens("history", 5) + builder.constants[shape]
     assert counter.full_counts == before  # no render of the turn: its runs' text counts and the constant
     assert predicted == builder.delta(builder._probe("history", ()), builder._probe("history", (5,)))
+
+
+def test_a_call_id_the_template_never_writes_equal_to_the_question_gives_no_wrong_constant():
+    """Qwen3 writes no call ids; an id spelled like the current question was once taken as written there (found
+    once in the rendered probe), so the learned constant mispredicted and the assembly fell back to the reference
+    (found by review). Such a value gives no shape: the default is the reference's with no fallback."""
+    if not (HF / "qwen3" / "tokenizer.json").is_file():
+        pytest.skip(f"{HF / 'qwen3'} is absent")
+    counter = real("qwen3")
+    history = []
+    for i, call_id in enumerate(["Zkq9", "h2C1", "4oC2", "s823", "i7eq", "z8c1"]):
+        history += [{"role": "user", "content": f"look up item {i}"},
+                    {"role": "assistant", "content": None,
+                     "tool_calls": [{"id": call_id, "name": "search", "arguments": {"q": f"item {i}"}}]},
+                    {"role": "tool", "tool_call_id": call_id, "content": f"result {i}"},
+                    {"role": "assistant", "content": f"done {i}"}]
+    request = parse_request({"instructions": "Be brief.", "tools": TOOLS2, "history": history, "current": "Zkq9",
+                             "context_limit": 100000, "max_new_tokens": 10})
+    fast, reference = assemble(request, counter), assemble(request, counter, reference=True)
+    assert fast.counting_note is None and fast.to_json() == reference.to_json()

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import functools
-
 import hashlib
+import importlib
 import json
 import re
 from pathlib import Path
@@ -49,7 +49,7 @@ class MistralCounter(TokenCounter):
     def __init__(self, tokenizer: str = "tekken_240911") -> None:
         super().__init__()
         try:
-            from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+            importlib.import_module("mistral_common.tokens.tokenizers.mistral")  # the dependency is there
         except ImportError as exc:  # pragma: no cover - dependency is declared
             raise CounterError(f"mistral-common is not installed: {exc}") from None
         path = Path(tokenizer)

@@ -39,7 +39,8 @@ class TekkenVariants:
         m = self.m = list(messages)
         n = self.n = len(m)
         self.r, self._text_count = renderer, text_count
-        self._cached = getattr(getattr(text_count, "__self__", None), "_text_cache", None) or {}
+        cached = getattr(getattr(text_count, "__self__", None), "_text_cache", None)
+        self._cached = {} if cached is None else cached  # the counter's own (an empty one too: it fills)
         self._cheap = False
         self.tools_block = 2 + text_count(renderer._tools_json(tools)) if tools else 0
         self.systems = [x.content for x in m if x.role == "system" and x.content]
