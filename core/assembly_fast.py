@@ -31,23 +31,12 @@ from .contracts import ChatMessage, Request
 from .counting import TokenCounter
 from .render import EvidenceBlocks, Selection, chat_message, render
 from .result import TraceEntry
+from .text_edges import MAX_EDGE, edges
 
 # A prediction this close to the allowance is checked by a complete count before it decides.
 NEAR_ALLOWANCE = 4
 # Whitespace a template either keeps (it adds tokens) or trims from a message's edge.
 _EDGE_PROBE = " \t "
-# Longer whitespace runs at a kept edge give no shape: such a turn is probed beside its neighbour.
-MAX_EDGE = 8
-
-
-def _edges(text: str) -> tuple[str, str]:
-    if text and not text[0].isspace() and not text[-1].isspace():  # most texts: no edge to copy the body to find
-        return "", ""
-    body = text.strip()
-    if not body:
-        return text, ""
-    start = text.index(body[0])
-    return text[:start], text[start + len(body):]
 
 
 class FastBuilder(Builder):
@@ -193,7 +182,7 @@ class FastBuilder(Builder):
             form = self._form(m.role, m.content or "")
             if not form or not form.strip():
                 return None
-            lead, trail = _edges(form)
+            lead, trail = edges(form)
             lead = "" if lead and self._edge_apart(m.role, 0) else lead
             trail = "" if trail and self._edge_apart(m.role, 1) else trail
             if len(lead) > MAX_EDGE or len(trail) > MAX_EDGE:

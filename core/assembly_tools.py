@@ -29,18 +29,11 @@ import re
 from collections import Counter
 
 from .render import Selection, render
+from .text_edges import MAX_EDGE, edges
 
 TOOL_TURN = "tool turn"
 RUNS = "tool turn runs"  # the key, beside a shape, of its representative's runs in the builder's constants
-MAX_EDGE = 8  # longer whitespace runs at a message's edge give no shape
 _TRIES = 3  # members tried as the representative of a shape
-
-
-def _edges(text: str) -> tuple[str, str]:
-    body = text.strip()
-    if not body:
-        return text, ""
-    return text[:len(text) - len(text.lstrip())], text[len(text.rstrip()):]
 
 
 class ToolTurns:
@@ -89,7 +82,7 @@ class ToolTurns:
         key = []
         for m in turn:
             text = m.content or ""
-            lead, trail = _edges(text)
+            lead, trail = edges(text)
             if len(lead) > MAX_EDGE or len(trail) > MAX_EDGE:
                 return None
             item: tuple = (m.role, bool(text), lead, trail)
