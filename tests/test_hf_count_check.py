@@ -50,3 +50,15 @@ def test_added_tokens_that_eat_whitespace_leave_the_request_counted_whole():
     counter = real("phi35")  # its <|end|> and role tokens strip the whitespace to their right
     assert added_split(counter._tokenizer) is None
     assert counter.count_check([ChatMessage(role="user", content="hello")], []) is None
+
+
+def test_a_tokenizer_set_to_truncate_is_counted_whole_not_from_pieces(toy_tokenizer_dir):
+    """The pieces are counted by calling the Rust tokenizer directly, which truncates where one is set to; the
+    text counts refuse that call then (``HFCounter._backend``), and so does ``count_check``."""
+    from core import make_counter
+
+    counter = make_counter(f"hf:{toy_tokenizer_dir}")
+    messages = [ChatMessage(role="user", content="hello there, how are you today?")]
+    assert counter.count_check(messages, []) == len(counter.token_ids(messages, []))
+    counter._tokenizer._tokenizer.enable_truncation(4)
+    assert counter.count_check(messages, []) is None

@@ -56,7 +56,8 @@ def count_pieces(counter, tokenizer, rendered: Callable[[], str]) -> int | None:
     split = counter.__dict__.get("_split_at_added", False)
     if split is False:
         split = counter._split_at_added = added_split(tokenizer)
-    if split is None:
+    backend = counter._backend()  # the Rust tokenizer, where calling it gives what ``encode`` gives (no truncation,
+    if split is None or backend is None:  # no padding set): the text counts' own guard
         return None
     parts = split(rendered())
     texts, cache = parts[::2], counter.__dict__.setdefault("_piece_counts", {})
@@ -64,7 +65,7 @@ def count_pieces(counter, tokenizer, rendered: Callable[[], str]) -> int | None:
     new = [t for t, value in known.items() if value is None]
     if new:  # one call for the pieces not counted before (one call per piece costs transformers' Python each time)
         try:
-            counts = [len(e.ids) for e in tokenizer.backend_tokenizer.encode_batch(new, add_special_tokens=False)]
+            counts = [len(e.ids) for e in backend.encode_batch(new, add_special_tokens=False)]
         except BaseException as exc:  # a Rust panic is no Exception
             if type(exc).__name__ != "PanicException":
                 raise
