@@ -7,7 +7,10 @@ an exception that cannot be pickled back deadlocks ``concurrent.futures``).
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
 import pickle
+import threading
 from typing import Any
 
 import core
@@ -22,14 +25,32 @@ _counter_error: str | None = None
 
 
 def start_worker(spec: str) -> None:
-    """The pool's initializer: the counter this worker reads every row with (or why there is none)."""
+    """The pool's initializer: the counter this worker reads every row with (or why there is none). The
+    worker ends itself when the window's process is gone (``exit_with_parent``)."""
     global _counter, _counter_error
+    exit_with_parent()
     try:
         _counter = core.make_counter(spec)
     except core.ContextInspectorError as exc:
         _counter, _counter_error = None, str(exc)
     except Exception as exc:  # never a traceback to the person
         _counter, _counter_error = None, f"{type(exc).__name__}: {exc}"
+
+
+def exit_with_parent() -> None:
+    """A thread that ends this worker process as soon as the process that started it is gone, however it ended
+    (killed with SIGKILL, its pool never shut down): it waits on the parent's sentinel, a pipe that closes
+    with the parent, so it costs nothing meanwhile. Without it a killed window's workers would sit waiting
+    for jobs forever, each holding a counter's memory."""
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not started by multiprocessing (the benchmark calls the initializer in its own process)
+        return
+
+    def watch() -> None:
+        parent.join()  # returns when the parent's end of the pipe closes: the parent has ended
+        os._exit(0)  # no clean-up to wait for: nothing of this process outlives it
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def replay_outcome(target: bytes, generation: int, edits) -> bytes | None:
