@@ -134,6 +134,6 @@ from .tokenview import TokenPiece, token_view  # noqa: E402
 
 __all__ += ["TokenPiece", "token_view"]
 # The inspector's worker processes (issue 15): an index row's entry read from its summary alone.
-from .loading import read_entry  # noqa: E402
+from .loading import entry_from_line, read_entry  # noqa: E402
 
-__all__ += ["read_entry"]
+__all__ += ["entry_from_line", "read_entry"]

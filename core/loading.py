@@ -267,6 +267,14 @@ def read_entry(path: str | Path, row: RowSummary) -> LoadedEntry:
     with open(path, "rb") as handle:
         handle.seek(row.offset)
         raw = handle.read(row.length)
+    return entry_from_line(path, row, raw)
+
+
+def entry_from_line(path: str | Path, row: RowSummary, raw: bytes) -> LoadedEntry:
+    """``read_entry`` of the line's bytes ``raw``, already read from ``path`` (a worker reads a chunk's lines
+    through one open file; the window validates a row again from the bytes it was read from)."""
+    if row.kind == "error":
+        raise InputFileError(str(path), row.problem or "unreadable record", line=row.line)
     if row.kind == "result":  # validated from the bytes (core.jsonl_fast), or by the reference path below
         result = result_from_line(raw)
         if result is not None and "trace" in result.model_fields_set:

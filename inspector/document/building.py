@@ -140,6 +140,19 @@ def read_summary(source: str, summary: core.RowSummary, counter: core.TokenCount
     return out
 
 
+def read_line(source: str, summary: core.RowSummary, raw: bytes, counter: core.TokenCounter | None,
+              counter_error: str | None = None, *, demo: bool = False) -> Row:
+    """``read_summary`` of the line's bytes ``raw`` (read from ``source`` at the summary's offset)."""
+    try:
+        entry = core.entry_from_line(source, summary, raw)
+    except core.ContextInspectorError as exc:
+        out = invalid_row(source, summary.index, summary.line, str(exc), None)
+    else:
+        (out,) = rows_from_entry(entry, source, counter, counter_error)
+    out.demo = demo
+    return out
+
+
 def entry_place(entry: core.LoadedEntry, source: str) -> str:
     if entry.line is not None:
         return f"{source}:{entry.line}"

@@ -15,7 +15,7 @@ from typing import Any
 
 import core
 
-from .building import invalid_row, read_summary
+from .building import invalid_row, read_line, read_summary
 from .listing import listing
 
 log = logging.getLogger("inspector")
@@ -86,11 +86,18 @@ def _answer(work) -> bytes | None:
 
 
 def read_rows(source: str, summaries: list[core.RowSummary], demo: bool) -> bytes:
-    """The full rows of ``summaries``, pickled (a row that cannot be pickled goes back as unreadable)."""
+    """The full rows of ``summaries``, pickled (a row that cannot be pickled goes back as unreadable). A
+    recorded result goes back as its list values, its findings and its line's bytes (``Row.from_line``): the
+    window validates it again when it is shown, which costs less than pickling the objects across and back."""
     rows = []
+    lines = _lines(source, summaries)
     for summary in summaries:
         try:
-            row = read_summary(source, summary, _counter, _counter_error, demo=demo)
+            raw = lines.get(summary.index)
+            if raw is None:  # the file could not be read here: the reference path names the problem
+                row = read_summary(source, summary, _counter, _counter_error, demo=demo)
+            else:
+                row = read_line(source, summary, raw, _counter, _counter_error, demo=demo)
         except Exception as exc:  # a bug must not stop the other rows
             log.exception("reading %s:%s", source, summary.line)
             row = invalid_row(source, summary.index, summary.line,
@@ -99,11 +106,28 @@ def read_rows(source: str, summaries: list[core.RowSummary], demo: bool) -> byte
             listing(row)
         except Exception:  # the list computes it again when it shows the row
             row.__dict__.pop("_listing", None)
+        else:
+            if raw is not None and row.kind == "result" and row.entry_kind == "result" and "_listing" in row.__dict__:
+                row.from_line(raw)
         rows.append(row)
     try:
         return pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         return pickle.dumps([_picklable(row) for row in rows], protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _lines(source: str, summaries: list[core.RowSummary]) -> dict[int, bytes]:
+    """Each summary's line, by index, read through one open file (none where it cannot be read)."""
+    lines: dict[int, bytes] = {}
+    try:
+        with open(source, "rb") as handle:
+            for summary in summaries:
+                if summary.kind != "error":
+                    handle.seek(summary.offset)
+                    lines[summary.index] = handle.read(summary.length)
+    except OSError:
+        return {}
+    return lines
 
 
 def _picklable(row: Any):

@@ -5,13 +5,17 @@ Qt-free. Every figure and rule comes from ``core``; a row only holds what was lo
 from __future__ import annotations
 
 import json
+import logging
 import os
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import core
 
+
+log = logging.getLogger("inspector")
 
 _basename = lru_cache(maxsize=64)(os.path.basename)  # a file's rows share one source: named once
 
@@ -29,6 +33,42 @@ def rejection_text(record: dict[str, Any]) -> str:
             "rejected: the required context does not fit"
     return (f"rejected: the required context needs {need} input tokens but only {have} are available; "
             f"short by {need - have}")
+
+
+class _Unread:
+    """What a row read in a worker process holds for its result and request until they are asked for: the
+    worker sends the window the list values and the audit's findings, and the line's bytes, not the validated
+    objects (pickling them across and back cost more than validating them again from the bytes)."""
+
+    def __reduce__(self) -> str:
+        return "UNREAD"  # one object in every process
+
+    def __repr__(self) -> str:
+        return "UNREAD"
+
+
+UNREAD = _Unread()
+_reading = threading.Lock()  # a row's line validated by one thread at a time (the GUI thread or a worker thread)
+
+
+class _FromLine:
+    """A field of a read row validated from its line's bytes the first time it is asked for (``Row.from_line``);
+    otherwise an ordinary attribute."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, row, owner=None):
+        if row is None:
+            return None  # the field's default (dataclasses asks the class)
+        value = row.__dict__.get(self.slot)
+        if value is UNREAD:
+            row._read_line()
+            value = row.__dict__.get(self.slot)
+        return value
+
+    def __set__(self, row, value) -> None:
+        row.__dict__[self.slot] = value
 
 
 @dataclass(eq=False)
@@ -51,8 +91,8 @@ class Row:
     line: int | None
     kind: str
     label: str
-    request: core.Request | None = None
-    result: core.AssemblyResult | None = None
+    request: core.Request | None = _FromLine()  # type: ignore[assignment]
+    result: core.AssemblyResult | None = _FromLine()  # type: ignore[assignment]
     findings: list[core.Finding] = field(default_factory=list)
     rejection: dict[str, Any] | None = None
     error: str | None = None
@@ -69,6 +109,32 @@ class Row:
     import_source: Any = None  # providers.ImportedSource: the file's format and its own warnings
     derived_from: "Row | None" = None  # the imported row a re-assembled row was made from
     counted_under: int | None = None  # the context limit an imported row was counted under (None: core's assumed)
+
+    def from_line(self, raw: bytes) -> None:
+        """A recorded result row whose result and request are validated again, when first asked for, from
+        ``raw``, the bytes of its line the worker read it from (``core.entry_from_line``: the same bytes and the
+        same validation give the same objects)."""
+        self.__dict__.update(_result=UNREAD, _request=UNREAD, _line=raw)
+
+    def _read_line(self) -> None:
+        with _reading:
+            raw = self.__dict__.get("_line")
+            if raw is None:  # another thread read it meanwhile
+                return
+            summary = core.RowSummary(index=self.index, line=self.line or 0, offset=0, length=len(raw),
+                                      kind="result", label=self.label)
+            try:
+                entry = core.entry_from_line(self.source, summary, raw)
+                if entry.result is None:
+                    raise core.InputFileError(self.source, "not a recorded result", line=self.line)
+            except Exception as exc:  # never: the worker validated these bytes with the same code
+                log.exception("reading %s again", self.where)
+                self.__dict__.update(_result=None, _request=None, kind="invalid",
+                                     error=f"{self.where}: cannot be read again ({type(exc).__name__}: {exc})")
+                self.__dict__.pop("_listing", None)
+            else:
+                self.__dict__.update(_result=entry.result, _request=entry.request)
+            del self.__dict__["_line"]
 
     def absorb(self, other: "Row") -> None:
         """Take everything ``other`` holds (a pending row once read): the list keeps this object."""

@@ -226,6 +226,8 @@ def sort_and_filter(app, full_rows: list, count: int, shots: Path | None) -> lis
     from inspector.panes.requestlist import RequestListPane
 
     rows = []
+    for row in full_rows:  # a recorded result read in a worker is validated again when first asked for: once
+        row.result  # noqa: B018 - each copy below shares it, as before the rows came back as their bytes
     for n in range(count):
         row = copy.copy(full_rows[n % len(full_rows)])
         row.__dict__.pop("_listing", None)
