@@ -9,7 +9,7 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
-from .audit_counted import control_tokens, emitted_control_tokens, recount, template_dropped
+from .audit_counted import control_tokens, counted_and_rendered, emitted_control_tokens, recount, template_dropped
 from .counting import TokenCounter
 from .findings import Finding
 from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, evidence_block, unescape
@@ -52,12 +52,14 @@ def audit(result: AssemblyResult, counter: TokenCounter | None = None) -> list[F
     findings += _duplicates(result)
     findings += _tool_calls(result)
     findings += _finish(result)
+    both = None  # the recount and the rendered prompt, from one rendering where the counter gives both at once
     if counter is not None:
         regions = list(_untrusted_regions(result))
         by_text = list(control_tokens(result, counter, regions))
         findings += by_text or list(emitted_control_tokens(result, counter, regions))
-        findings += recount(result, counter)
-    findings += template_dropped(result, counter)
+        both = counted_and_rendered(result, counter)
+        findings += recount(result, counter, both[0] if both else None)
+    findings += template_dropped(result, counter, both[1] if both else None)
     findings += _trace_sum(result)
     findings += _budget(result)
     return sorted(findings, key=lambda f: (f.message_index if f.message_index is not None else -1,

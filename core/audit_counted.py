@@ -65,13 +65,27 @@ def emitted_control_tokens(result: AssemblyResult, counter: TokenCounter, untrus
                       i, start, end, section="tool_exchanges" if result.messages[i].role == "tool" else "evidence")
 
 
-def recount(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
+def recounted(result: AssemblyResult, counter: TokenCounter) -> bool:
+    """Whether ``recount`` counts ``result`` again with ``counter``."""
     if result.counter is None or result.counter.name != counter.name or not result.messages:
+        return False
+    return (result.model_extra or {}).get("count_basis") != "adapted"  # adapted: not the messages counted
+
+
+def counted_and_rendered(result: AssemblyResult, counter: TokenCounter) -> tuple[int, str] | None:
+    """The recount and the rendered prompt from one rendering of the request, where ``recount`` will count it and
+    the counter gives both at once (``TokenCounter.count_and_render_text``); else ``None`` (asked apart)."""
+    if not recounted(result, counter):
+        return None
+    return counter.count_and_render_text(result.messages, result.tools)
+
+
+def recount(result: AssemblyResult, counter: TokenCounter, counted: int | None = None) -> Iterator[Finding]:
+    """``count-mismatch`` (and ``over-budget`` by the recount); ``counted``: the recount, made already."""
+    if not recounted(result, counter):
         return
-    if (result.model_extra or {}).get("count_basis") == "adapted":
-        return  # an imported request counted with adaptations: the recorded messages are not what was counted
-    try:
-        recount = counter.count(result.messages, result.tools)
+    try:  # exact: a span's count is reused only where that exact string was counted with the same encoder
+        recount = counted if counted is not None else counter.count_reusing_texts(result.messages, result.tools)
     except CounterError as exc:
         yield Finding("count-mismatch", "warning", f"the request could not be recounted: {exc}")
         return
@@ -83,18 +97,21 @@ def recount(result: AssemblyResult, counter: TokenCounter) -> Iterator[Finding]:
                                                   f"input allowance {result.input_budget}")
 
 
-def template_dropped(result: AssemblyResult, counter: TokenCounter | None) -> Iterator[Finding]:
-    """Items the trace calls sent that the chat template leaves out of the prompt it renders."""
+def template_dropped(result: AssemblyResult, counter: TokenCounter | None, rendered: str | None = None
+                     ) -> Iterator[Finding]:
+    """Items the trace calls sent that the chat template leaves out of the prompt it renders (``rendered``: that
+    prompt, rendered already)."""
     from .rendered import NOT_RENDERED, missing_messages, missing_tools
 
     reported: set[str] = set()
     missing: dict[int, str] = {}
     gone_tools: list[str] = []
     if counter is not None and result.messages:
-        try:
-            rendered = counter.render_text(result.messages, result.tools)
-        except CounterError:
-            rendered = None
+        if rendered is None:
+            try:
+                rendered = counter.render_text(result.messages, result.tools)
+            except CounterError:
+                rendered = None
         if rendered is not None:
             missing = missing_messages(result.messages, result.tools, rendered)
             gone_tools = missing_tools(result.tools, rendered)

@@ -61,3 +61,28 @@ def test_and_on_tampered_ones_where_it_finds_something(recorded):
         assert findings == core.audit(changed, slow)
         found.update(f.rule for f in findings)
     assert {"count-mismatch", "unescaped-boundary"} <= found, found
+
+
+def test_one_rendering_gives_the_recount_and_the_prompt(recorded):
+    """``count_and_render_text`` (what the audit asks where it recounts) is mistral-common's count and decoded
+    prompt of the request, on recorded results, every request the importers read from the fixtures and the
+    real files, and runs of one role (texts the normaliser joins), asked twice (the second from the span memo)."""
+    from support import imported_requests
+
+    fast, slow = core.make_counter("mistral:tekken_240911"), slow_counter()
+    user, assistant = (lambda text: core.ChatMessage(role="user", content=text),
+                       lambda text: core.ChatMessage(role="assistant", content=text))
+    runs = [[core.ChatMessage(role="system", content="Be brief."), user("a"), user(""), user("b  "),
+             assistant("x "), assistant("y  "), user("c")],
+            [user("one"), user("two")], [core.ChatMessage(role="system", content="s"), user("")],
+            [user("caf\u00e9 \U0001f600"), assistant("ok"), user("\ud800 lone")]]
+    requests = [(r.messages, r.tools) for r in recorded] + list(imported_requests(fast)) + [(m, []) for m in runs]
+    answered = 0
+    for _ in range(2):
+        for messages, tools in requests:
+            both = fast.count_and_render_text(messages, tools)
+            if both is None:
+                continue
+            answered += 1
+            assert both == (len(slow.token_ids(messages, tools)), slow.render_text(messages, tools))
+    assert answered > len(recorded)

@@ -213,6 +213,12 @@ class TokenCounter(ABC):
         Here (every other counter): ``count``."""
         return self.count(messages, tools)
 
+    def count_and_render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
+                              ) -> tuple[int, str] | None:
+        """``(count_reusing_texts(...), render_text(...))`` from one rendering of the request, where a counter can
+        give both at once (``MistralCounter``); ``None`` here: they are asked apart."""
+        return None
+
     def count_whole_reusing_texts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
                                   ) -> tuple[int, list[int] | None]:
         """``count_whole`` with the span memo of ``count_reusing_texts``, uncached; here: ``count_whole``."""

@@ -253,6 +253,19 @@ class MistralCounter(TokenCounter):
                 pass
         return self.count_whole(messages, tools)
 
+    def count_and_render_text(self, messages, tools) -> tuple[int, str] | None:
+        """``count_reusing_texts`` and ``render_text`` of one request from one rendering of it (``V3Tekken.count_and_text``);
+        ``None`` where this counter cannot vouch for both at once (the two are then asked apart)."""
+        known = self._span_memo()
+        if known is None:
+            return None
+        try:
+            value, text = self._fast_render.count_and_text(messages, tools, known)
+        except Exception:  # not sure of it (or mistral-common refuses it): asked apart
+            return None
+        self.full_counts += 1
+        return None if text is None else (value, text)
+
     def count_reusing_texts(self, messages, tools) -> int:
         """``count_whole_reusing_texts``, not looked up in ``count``'s cache nor kept there (a span-memo count answers
         only the default assembly, whose counts by selection are remembered by the builder): with every span it

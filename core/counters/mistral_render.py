@@ -171,6 +171,34 @@ class V3Tekken:
             tally[1] += misses
         return total
 
+    def count_and_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition],
+                       known: dict[str, int]) -> tuple[int, str | None]:
+        """``count(messages, tools, known)`` and ``render_text(messages, tools)`` from one rendering of the request
+        into its pieces (an audit recounts a request, then looks for each sent text in the prompt): the same
+        pieces as that count, each span counted as it counts it; the text joins them as the normaliser does
+        (``JOIN.join`` of a joined span's texts). The text is ``None`` where a span holds a code point UTF-8
+        cannot encode (``render_text`` writes what tiktoken's repair of it decodes to: asked for apart)."""
+        total, out = 0, []
+        for piece in self._pieces(messages, tools, parts=True):
+            if piece.__class__ is int:
+                total += 1
+                text = self._control_text.get(piece)
+                if text is None:
+                    text = self._control_text[piece] = self._id_to_piece(piece)
+                out.append(text)
+                continue
+            if piece.__class__ is Joined:
+                total += self._joined_count(piece, known)[0]
+                text = JOIN.join(piece)
+            else:
+                value = known.get(piece)
+                total += self._span_count(piece, known) if value is None else value
+                text = piece
+            if not (text.isascii() or _SURROGATE.search(text) is None):
+                return total, None
+            out.append(text)
+        return total, "".join(out)
+
     def _joined_count(self, parts: Joined, known: dict[str, int]) -> tuple[int, bool]:
         """The count of ``JOIN.join(parts)`` (``tekken_cuts.joined_count``), with whether every text was in ``known``."""
         if not self._sliceable or not all(map(_plain, parts)):  # another pattern, or text tiktoken must repair
