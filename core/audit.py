@@ -229,21 +229,21 @@ def _boundaries(result: AssemblyResult) -> Iterator[Finding]:
     reported: set[tuple[int, str]] = set()
     covered: list[tuple[int, int, int]] = []  # (message, start, end) of passages already reported
     request = result.request
+    # the passages whose text holds a literal tag (looked for once, not once per message): few, most often none
+    tagged = [(p, literal) for p in request.evidence if (literal := TAG.search(p.text))] if request is not None else []
     for i, m in enumerate(result.messages):
         if m.role not in ("system", "user"):
             continue
         text = _evidence_region(m.role, m.content or "", request)
-        if request is not None:
-            for passage in request.evidence:
-                literal = TAG.search(passage.text)
-                if literal and passage.text in text and evidence_block(passage) not in text:
-                    at = text.find(passage.text)
-                    start = at + literal.start()
-                    reported.add((i, passage.id))
-                    covered.append((i, at, at + len(passage.text)))
-                    yield Finding("unescaped-boundary", "error",
-                                  f"passage {passage.id!r} carries a literal {literal.group(0)!r} that is not escaped",
-                                  i, start, start + len(literal.group(0)), section="evidence", item_id=passage.id)
+        for passage, literal in tagged:
+            if passage.text in text and evidence_block(passage) not in text:
+                at = text.find(passage.text)
+                start = at + literal.start()
+                reported.add((i, passage.id))
+                covered.append((i, at, at + len(passage.text)))
+                yield Finding("unescaped-boundary", "error",
+                              f"passage {passage.id!r} carries a literal {literal.group(0)!r} that is not escaped",
+                              i, start, start + len(literal.group(0)), section="evidence", item_id=passage.id)
         for kind, start, end, block_id in _blocks(text):
             if kind == "block" or (i, block_id or "") in reported:
                 continue

@@ -32,6 +32,12 @@ def control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: lis
 _INVISIBLE = dict.fromkeys(map(ord, "\u2060\u200b\u200c\u200d\ufeff\u00ad"))
 
 
+def _visible(text: str) -> str:
+    """``text`` without its invisible characters (none in an ASCII text: Python knows a string is ASCII without
+    reading it)."""
+    return text if text.isascii() else text.translate(_INVISIBLE)
+
+
 def emitted_control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: list[Region]
                             ) -> Iterator[Finding]:
     """The emitted token ids, not only the text: the request holds no more control or marker tokens than
@@ -41,7 +47,7 @@ def emitted_control_tokens(result: AssemblyResult, counter: TokenCounter, untrus
     if not regions or not counter.untrusted_spellings():
         return
     suspect = [r for r in regions
-               if counter.holds_untrusted_spelling((result.messages[r[0]].content or "")[r[1]:r[2]].translate(_INVISIBLE))]
+               if counter.holds_untrusted_spelling(_visible((result.messages[r[0]].content or "")[r[1]:r[2]]))]
     if not suspect:
         return
     control = counter.control_token_ids()  # asked last: a set of every control id, built per call by some counters

@@ -254,8 +254,8 @@ class MistralCounter(TokenCounter):
         return self.count_whole(messages, tools)
 
     def count_and_render_text(self, messages, tools) -> tuple[int, str] | None:
-        """``count_reusing_texts`` and ``render_text`` of one request from one rendering of it (``V3Tekken.count_and_text``);
-        ``None`` where this counter cannot vouch for both at once (the two are then asked apart)."""
+        """``count_reusing_texts`` and ``render_text`` of one request from one rendering of it
+        (``V3Tekken.count_and_text``); ``None`` where this counter cannot vouch for both at once (the two are then asked apart)."""
         known = self._span_memo()
         if known is None:
             return None
