@@ -9,6 +9,7 @@ import time
 import core
 
 from PySide6.QtCore import QTimer
+from inspector.models import ITEM_ID_ROLE
 
 
 def _write_requests(path, count: int) -> None:
@@ -133,3 +134,55 @@ def test_cancel_keeps_what_was_read_and_a_selected_row_is_still_read(window, qtb
     assert pending.kind == "assembled" and window.current_row is pending
     assert window.tree_model.result is pending.result
     assert pending.result.request.id == pending.label
+
+
+def test_a_recorded_result_read_in_a_worker_shows_its_full_detail(window, qtbot, tmp_path, fixtures_dir, counter,
+                                                                   monkeypatch):
+    """A large results JSONL is read in worker processes, which send the window each row's list values, findings
+    and line bytes: selecting a row still shows its sections, its trace, its audit findings, its rendered request
+    and its JSON, each the reference's (the file's line validated by core, audited by core.audit)."""
+    from inspector.panes.detail import DetailTabs
+    from inspector.workers import jsonl
+
+    read_here = []
+    real_read = jsonl.read_pending
+    monkeypatch.setattr(jsonl, "read_pending", lambda *a, **k: read_here.append(1) or real_read(*a, **k))
+    lines = [line for line in (fixtures_dir / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    copies = -(-(jsonl.POOL_ROWS + 40) // len(lines))
+    path = tmp_path / "many.results.jsonl"
+    path.write_text("\n".join(lines * copies) + "\n", encoding="utf-8")
+    window.open_files([str(path)])
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    model = window.request_model
+    assert model.rowCount() == len(lines) * copies
+    assert read_here == []  # every row was read in the worker processes
+    results = [core.parse_result(json.loads(line)) for line in lines]
+    audits = [core.audit(r, counter) for r in results]
+    # a row far from the first (read by a worker, not selected as it arrived), whose audit finds something
+    k = next(i for i, found in enumerate(audits) if found)
+    number = len(lines) * (copies - 1) + k
+    row = model.row_at(number)
+    assert row.kind == "result" and row.label == results[k].request_id
+    assert "_line" in row.__dict__  # the worker sent its bytes: the result is validated when first shown
+    assert model.index(number, model.C_AUDIT).data()  # listed from the worker's findings before it is shown
+    window.select_row(row)
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    assert window.current_row is row and row.result == results[k] and row.findings == audits[k]
+    assert window.tree_model.result is row.result
+    sections = {e.section for e in results[k].trace}
+    assert set(window.tree_model.sections()) == sections
+    shown = [window.tree_model.index(r, 0, window.tree_model.index(s, 0)).data(ITEM_ID_ROLE)
+             for s in range(window.tree_model.rowCount())
+             for r in range(window.tree_model.rowCount(window.tree_model.index(s, 0)))]
+    assert sorted(shown, key=str) == sorted((e.id for e in results[k].trace), key=str)
+    window.detail.setCurrentIndex(DetailTabs.AUDIT)
+    findings = window.detail.audit.model
+    assert [findings.finding_at(r) for r in range(findings.rowCount())] == audits[k]
+    window.detail.setCurrentIndex(DetailTabs.REQUEST)
+    qtbot.waitUntil(lambda: bool(window.detail.request.editor.toPlainText()), timeout=180000)
+    expected = core.render_view(results[k], counter, findings=audits[k]).text
+    assert window.detail.request.editor.toPlainText() == expected
+    assert json.loads(window.detail.json.toPlainText()) == json.loads(results[k].to_json())
+    window.resize(1280, 800)
+    window.grab().save("/tmp/i17b-worker-row.png")
