@@ -129,15 +129,16 @@ def read_pending(row: Row, counter: core.TokenCounter | None, counter_error: str
 def read_summary(source: str, summary: core.RowSummary, counter: core.TokenCounter | None,
                  counter_error: str | None = None, *, demo: bool = False) -> Row:
     """The full row for one index row of ``source`` (what ``read_pending`` reads; a worker process reads it
-    from the summary alone)."""
+    from the summary alone): its line's bytes read at the summary's offset, then ``read_line``."""
     try:
-        entry = core.read_entry(source, summary)
-    except core.ContextInspectorError as exc:
-        out = invalid_row(source, summary.index, summary.line, str(exc), None)
-    else:
-        (out,) = rows_from_entry(entry, source, counter, counter_error)
-    out.demo = demo
-    return out
+        with open(source, "rb") as handle:
+            handle.seek(summary.offset)
+            raw = handle.read(summary.length)
+    except OSError as exc:
+        out = invalid_row(source, summary.index, summary.line, f"{source}: cannot be read: {exc}", None)
+        out.demo = demo
+        return out
+    return read_line(source, summary, raw, counter, counter_error, demo=demo)
 
 
 def read_line(source: str, summary: core.RowSummary, raw: bytes, counter: core.TokenCounter | None,
