@@ -119,6 +119,9 @@ class ToolExchange(_Strict):
     @model_validator(mode="after")
     def _paired(self) -> "ToolExchange":
         call_ids = [c.id for c in self.calls]
+        dup = _first_duplicate(call_ids)
+        if dup is not None:
+            raise ValueError(f"tool call id {dup!r} is used twice in one exchange")
         result_ids = [r.tool_call_id for r in self.results]
         missing = [i for i in call_ids if i not in result_ids]
         if missing:
@@ -201,11 +204,13 @@ class Request(_Strict):
         if dup is not None:
             raise ValueError(f"evidence id {dup!r} appears twice")
         _check_history(self.history)
-        call_ids = [c.id for m in self.history for c in m.tool_calls]
-        call_ids += [c.id for ex in self.tool_exchanges for c in ex.calls]
-        dup = _first_duplicate(call_ids)
-        if dup is not None:
-            raise ValueError(f"tool call id {dup!r} is used twice")
+        # A call id is unique within one assistant message (a result could not say which call it answers); another
+        # message may use it again (frameworks that number calls per turn write call_0 every time): each result
+        # answers a call of the assistant message just before it (``_check_history``; an exchange pairs its own).
+        for index, message in enumerate(self.history):
+            dup = _first_duplicate([c.id for c in message.tool_calls])
+            if dup is not None:
+                raise ValueError(f"tool call id {dup!r} is used twice in history[{index}]")
         return self
 
     def check_budget(self) -> None:

@@ -154,7 +154,18 @@ def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None
 
 
 def exchange_id(request: Request, index: int) -> str:
-    return "+".join(c.id for c in request.tool_exchanges[index].calls)
+    """The trace's id of the current turn's exchange ``index``: its call ids joined; where an earlier exchange
+    has that id already (ids numbered per step, ``call_0`` each time), ``#`` and the exchange's number follow."""
+    used: set[str] = set()
+    label = ""
+    for x in range(index + 1):
+        label = "+".join(c.id for c in request.tool_exchanges[x].calls)
+        if label in used:
+            label = f"{label}#{x + 1}"
+            while label in used:
+                label += "'"
+        used.add(label)
+    return label
 
 
 def required_selection(request: Request) -> Selection:

@@ -98,11 +98,15 @@ def test_history_must_open_with_a_user_turn():
 
 
 def test_duplicate_tool_call_ids_and_tool_names():
-    history = [{"role": "user", "content": "hi"},
-               {"role": "assistant", "tool_calls": [{"id": "c1", "name": "f"}]},
-               {"role": "tool", "tool_call_id": "c1", "content": "x"}]
-    exchange = {"calls": [{"id": "c1", "name": "f"}], "results": [{"tool_call_id": "c1", "content": "y"}]}
-    assert "tool call id 'c1' is used twice" in problems(base_request(history=history, tool_exchanges=[exchange]))[0][1]
+    """A call id twice in one assistant message (or one exchange) is refused: a result could not say which call it
+    answers. Another message may use it again (frameworks that number calls per turn): see test_reused_call_ids."""
+    twice = [{"id": "c1", "name": "f"}, {"id": "c1", "name": "g"}]
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": twice},
+               {"role": "tool", "tool_call_id": "c1", "content": "x"}, {"role": "tool", "tool_call_id": "c1", "content": "y"}]
+    assert problems(base_request(history=history))[0][1].endswith("tool call id 'c1' is used twice in history[1]")
+    exchange = {"calls": twice, "results": [{"tool_call_id": "c1", "content": "y"}]}
+    where, message = problems(base_request(tool_exchanges=[exchange]))[0]
+    assert where == "tool_exchanges[0]" and "tool call id 'c1' is used twice in one exchange" in message
     tool = {"name": "f", "description": "d"}
     assert "tool 'f' is defined twice" in problems(base_request(tools=[tool, tool]))[0][1]
 
@@ -121,3 +125,18 @@ def test_turns_are_whole():
     turns = request.history_turns()
     assert [len(t) for t in turns] == [2, 4]
     assert request.turn_ids() == ["t1", "turn-2"]
+
+
+def test_reused_call_ids_across_turns_and_exchanges_parse():
+    """Frameworks that number calls per turn write call_0 every time: each result answers the call of the
+    assistant message just before it, so the request is unambiguous and parses."""
+    history = []
+    for t in range(3):
+        history += [{"role": "user", "content": f"q{t}"}, {"role": "assistant", "tool_calls": [{"id": "call_0", "name": "f"}]},
+                    {"role": "tool", "tool_call_id": "call_0", "content": f"r{t}"}]
+    exchange = {"calls": [{"id": "call_0", "name": "f"}], "results": [{"tool_call_id": "call_0", "content": "now"}]}
+    request = parse_request(base_request(history=history, tool_exchanges=[exchange, exchange]))
+    assert [c.id for m in request.history for c in m.tool_calls] == ["call_0"] * 3
+    assert len(request.tool_exchanges) == 2
+    late = history[:2] + [{"role": "user", "content": "x"}, history[2]]  # the result no longer follows its call
+    assert "tool call 'call_0' in history has no result before history[2]" in problems(base_request(history=late))[0][1]
