@@ -13,18 +13,24 @@ from core.replay import Edits, replay
 HF = SHARED / "tokenizers" / "hf"
 
 
-def reusing(turns: int = 3, exchanges: int = 2, context_limit: int = 4096):
+NAMES = ("lookup", "weigh", "paint")
+
+
+def reusing(turns: int = 3, exchanges: int = 2, context_limit: int = 4096, names: tuple[str, ...] = ("lookup",)):
+    """``call_0`` in every turn and exchange; the calls name ``names`` in turn (a template that finds a result's
+    tool name by its call id then has several calls to choose from)."""
     history = []
     for t in range(turns):
         history += [{"role": "user", "content": f"What is in box {t}?"},
-                    {"role": "assistant", "tool_calls": [{"id": "call_0", "name": "lookup", "arguments": {"box": t}}]},
+                    {"role": "assistant", "tool_calls": [{"id": "call_0", "name": names[t % len(names)],
+                                                                 "arguments": {"box": t}}]},
                     {"role": "tool", "tool_call_id": "call_0", "content": f"box {t} holds {t * 7} marbles"},
                     {"role": "assistant", "content": f"Box {t} holds {t * 7} marbles."}]
     calls = [{"calls": [{"id": "call_0", "name": "lookup", "arguments": {"box": "all"}}],
               "results": [{"tool_call_id": "call_0", "content": f"step {k}: 21 marbles"}]} for k in range(exchanges)]
-    tool = {"name": "lookup", "description": "Look inside a box.",
-            "parameters": {"type": "object", "properties": {"box": {"type": "string"}}}}
-    return parse_request({"instructions": "Answer briefly.", "tools": [tool], "history": history,
+    tools = [{"name": name, "description": f"{name.title()} a box.",
+              "parameters": {"type": "object", "properties": {"box": {"type": "string"}}}} for name in names]
+    return parse_request({"instructions": "Answer briefly.", "tools": tools, "history": history,
                           "current": "How many in all?", "tool_exchanges": calls, "context_limit": context_limit,
                           "max_new_tokens": 256, "margin": 16})
 
@@ -39,8 +45,9 @@ def _specs(toy_tokenizer_dir):
     return specs
 
 
-def test_a_request_reusing_call_ids_assembles_as_the_reference_does(toy_tokenizer_dir):
-    request = reusing()
+@pytest.mark.parametrize("names", [("lookup",), NAMES], ids=["one tool", "three tools"])
+def test_a_request_reusing_call_ids_assembles_as_the_reference_does(toy_tokenizer_dir, names):
+    request = reusing(turns=4, names=names)
     for spec in _specs(toy_tokenizer_dir):
         full = assemble(request, make_counter(spec)).input_tokens
         required = assemble(request.model_copy(update={"history": []}), make_counter(spec)).input_tokens
