@@ -111,7 +111,7 @@ class Splices:
                                                                              if self.whole.startswith(a, offset))), True)]
                      if start >= 0]
             opening = self.whole[offset:min(found)] if found else None
-            self.seam_opening[kind] = opening if opening and opening.startswith(self.added) else None
+            self.seam_opening[kind] = _general(opening, self.m[b]) if opening and opening.startswith(self.added) else None
             return self.seam_opening[kind] is not None
         content = self.m[b - 1].content
         if not content:
@@ -164,6 +164,24 @@ def _common_suffix(a: str, b: str) -> int:
         else:
             hi = mid - 1
     return lo
+
+
+_ID = "\x00\x01tool_call_id\x01\x00"  # where an opening writes the tool result's own call id
+
+
+def _general(opening: str, message) -> str:
+    """An opening learned at one boundary, with the tool result's call id it writes (Qwen3 and this project's toy
+    template write ``tool <id>``) marked, so that boundaries of its kind are looked for with their own id."""
+    ident = getattr(message, "tool_call_id", None)
+    return opening.replace(ident, _ID) if ident and ident in opening else opening
+
+
+def _specific(opening: str, message) -> str | None:
+    """``opening`` as written before ``message`` (its own call id in the mark's place); ``None`` where it has none."""
+    if _ID not in opening:
+        return opening
+    ident = getattr(message, "tool_call_id", None)
+    return opening.replace(_ID, ident) if ident else None
 
 
 def _spellings(content: str | None) -> list[str]:

@@ -37,7 +37,7 @@ from typing import Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import TemplateRefused
 from .base import ID_FIELDS
-from .hf_splices import Splices, Unsure, _spellings
+from .hf_splices import Splices, Unsure, _general, _specific, _spellings
 
 SAMPLES_PER_GROUP = 3
 MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
@@ -139,7 +139,7 @@ class HFVariants(Splices):
         """The text between boundary ``k`` (at ``offset``) and where message ``k``'s own text is written."""
         found = [start for content in _spellings(self.m[k].content)
                  for start in [self.whole.find(content, offset)] if start >= 0]
-        return self.whole[offset:min(found)] if found else None
+        return _general(self.whole[offset:min(found)], self.m[k]) if found else None
 
     def _locate(self, openings: dict | None = None, closings: dict | None = None) -> dict[int, int]:
         """Boundary -> its offset in the whole render, for boundaries of kinds with a known opening, found in order;
@@ -149,22 +149,39 @@ class HFVariants(Splices):
         cut: dict[int, int] = {}
         cursor = 0
         ended = None  # the message whose text ends at the cursor
+        lost = False  # a message passed without its text located: the cursor lags behind where the next one opens
+        strict = closings is not None
         for k in range(1, self.n):
-            opening = openings.get(self.kind(k)) or ""
+            opening = _specific(openings.get(self.kind(k)) or "", self.m[k])
             closing = (closings or {}).get(self.kind(k))
             if not opening and closing and ended == k - 1 and self.whole.startswith(closing, cursor):
                 if self._tokens_before(cursor + len(closing)) is not None:
                     cut[k] = cursor + len(closing)
-            found = [(start, len(content)) for content in _spellings(self.m[k].content)
-                     for start in [self._find(opening + content, cursor, closings is not None)] if start >= 0]
+            spellings = _spellings(self.m[k].content) if opening is not None else []
+            found = [(start, len(content)) for content in spellings
+                     for start in [self._find(opening + content, cursor, strict)] if start >= 0]
+            if found and lost and not self._only_place(opening, spellings, cursor, strict):
+                found = []  # (the first place it is written after the cursor may be an earlier message's)
             if not found:
+                lost = True
                 continue
             start, length = min(found)  # the first place it is written (a text cut short can match further on)
             if opening and self._tokens_before(start) is not None:
                 cut[k] = start
             cursor = start + len(opening) + length
-            ended = k
+            ended, lost = k, False
         return cut
+
+    def _only_place(self, opening: str, spellings: list[str], cursor: int, strict: bool) -> bool:
+        """Whether a message's opening and text are written at one place only from ``cursor`` on (any spelling):
+        after a message not located, the first place found may be an earlier message's that reads the same."""
+        places = set()
+        for content in spellings:
+            start = self._find(opening + content, cursor, strict)
+            while start >= 0 and len(places) < 2:
+                places.add(start)
+                start = self._find(opening + content, start + 1, strict)
+        return len(places) == 1
 
     def _judge(self, key: tuple) -> str:
         """``stable``, ``windowed`` or ``whole`` for one group, from its sampled cuts (the first counted whole)."""
