@@ -8,7 +8,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QFileDialog
 
 import core
@@ -32,11 +32,12 @@ class Opener(QObject):
         self._loading: dict[str, int] = {}  # path -> generation of the job whose rows it takes
         self._job_started = 0.0
         self._read_threads: list[ReadRowThread] = []
+        self._reselect: Row | None = None  # the selected row, read: shown again at the next event-loop turn
         self._select_first: set[str] = set()  # a file the person opened: its first row is selected on arrival
         self._to_remember: set[str] = set()  # opened by the person: put in Recent once it has been read
 
     def is_busy(self) -> bool:
-        return self.thread is not None or bool(self._jobs) or bool(self._read_threads)
+        return self.thread is not None or bool(self._jobs) or bool(self._read_threads) or self._reselect is not None
 
     # ---- asking
 
@@ -130,8 +131,15 @@ class Opener(QObject):
                 read.append(row)
                 current_read = current_read or row is w.current_row
         w.request_model.rows_changed(read)
-        if current_read:
-            w.select_row(w.current_row, origin="read")
+        if current_read and self._reselect is None:  # shown in the next turn: the list repaints between the two
+            self._reselect = w.current_row
+            QTimer.singleShot(0, self._show_read)
+
+    def _show_read(self) -> None:
+        row, self._reselect = self._reselect, None
+        if row is not None and row is self.window.current_row:  # still the selection: its content, now read
+            self.window.select_row(row, origin="read")
+        self.window.hide_busy_if_idle()  # loading may have ended meanwhile
 
     def read_now(self, row: Row) -> None:
         """The person selected a row not read yet: read it next (or now, if its loading has stopped)."""
