@@ -288,7 +288,10 @@ class MainWindow(QMainWindow):
             self.opener.read_now(row)
         self.replaying.setup(row)
         self._set_selection(*keep_item)
-        self.refresh_view()
+        if origin == "read":  # the selected row's content arrived (no one is waiting on the click)
+            self.replaying.redraw_in_steps()
+        else:
+            self.refresh_view()
         has_result = row is not None and row.result is not None
         self.act_save.setEnabled(has_result)
         self.act_export.setEnabled(has_result)

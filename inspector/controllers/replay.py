@@ -131,9 +131,13 @@ class ReplayWiring(QObject):
                    entry_kind=row.entry_kind, plan_request=row.plan_request, rag=row.rag)
         self._set_view(view, outcome)
         w.replay_panel.show_summary(outcome_summary(row.result, outcome.result, outcome.diff))
-        # the bar now (the slider's answer), the tree and then the detail tabs each in a later turn of the
-        # event loop, so the loop (its timers, input, painting) runs between them and no burst is all three;
-        # a newer outcome meanwhile starts again (each step draws what is current when it runs)
+        self.redraw_in_steps()
+
+    def redraw_in_steps(self) -> None:
+        """The bar now (the slider's answer), the tree and then the detail tabs each in a later turn of the
+        event loop, so the loop (its timers, input, painting) runs between them and no burst is all three;
+        a newer redraw meanwhile starts again (each step draws what is current when it runs)."""
+        w = self.window
         w.refresh_bar()
         self._due = [w.refresh_tree, w.refresh_details]
         self._step_later()
