@@ -245,8 +245,9 @@ class MainWindow(QMainWindow):
 
     def is_idle(self, *, ignore_sweep: bool = False) -> bool:
         return (not self.opener.is_busy() and not self.counters.pending and self.replay.is_idle()
-                and self.imports.is_idle() and self.sessions.is_idle() and self.experiments.is_idle()
-                and self.detail.request.is_idle() and (ignore_sweep or self.sweeps.is_idle()))
+                and self.replaying.is_idle() and self.imports.is_idle() and self.sessions.is_idle()
+                and self.experiments.is_idle() and self.detail.request.is_idle()
+                and (ignore_sweep or self.sweeps.is_idle()))
 
     # ------------------------------------------------------------------ selection (the one state)
 
@@ -287,7 +288,10 @@ class MainWindow(QMainWindow):
             self.opener.read_now(row)
         self.replaying.setup(row)
         self._set_selection(*keep_item)
-        self.refresh_view()
+        if origin == "read":  # the selected row's content arrived (no one is waiting on the click)
+            self.replaying.redraw_in_steps()
+        else:
+            self.refresh_view()
         has_result = row is not None and row.result is not None
         self.act_save.setEnabled(has_result)
         self.act_export.setEnabled(has_result)
@@ -305,19 +309,27 @@ class MainWindow(QMainWindow):
 
     def refresh_view(self) -> None:
         """Every pane again from the selection state (a new row, or a new replay of it)."""
-        row, shown = self._current, self.shown_row
-        outcome = self.replay_outcome
-        diff = outcome.diff if outcome is not None else None
-        self.sections.show_result(shown.result if shown is not None else None, diff=diff,
-                                  recorded=row.result if row is not None else None)
+        self.refresh_tree()
+        self.refresh_bar()
+        self.refresh_details()
+
+    def refresh_tree(self) -> None:
+        diff = self.replay_outcome.diff if self.replay_outcome is not None else None
+        self.sections.show_result(self.shown_row.result if self.shown_row is not None else None, diff=diff,
+                                  recorded=self._current.result if self._current is not None else None)
         self.act_only_changes.setEnabled(diff is not None)
-        if self.replaying.view is not None and row is not None and shown is not None:
-            newly = frozenset((c.section, c.id) for c in diff.changes if c.kind == "newly dropped") \
-                if diff is not None else frozenset()
-            self.bar.show_comparison(row, shown, newly)
-        else:
+
+    def refresh_bar(self) -> None:
+        row, shown, diff = self._current, self.replaying.view, getattr(self.replay_outcome, "diff", None)
+        if shown is None or row is None:
             self.bar.show_row(row)
-        self.detail.show_row(shown, self.counter, self.counter_cache.lock)
+        else:
+            self.bar.show_comparison(row, shown, frozenset() if diff is None else frozenset(
+                (c.section, c.id) for c in diff.changes if c.kind == "newly dropped"))
+
+    def refresh_details(self) -> None:
+        """The detail tabs, the selected item in every pane and the status line (after the tree and bar)."""
+        self.detail.show_row(self.shown_row, self.counter, self.counter_cache.lock)
         section, item_id = self._selection
         if section is not None:
             self.select_item(section, item_id, origin="refresh")

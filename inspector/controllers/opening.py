@@ -8,7 +8,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QFileDialog
 
 import core
@@ -32,11 +32,12 @@ class Opener(QObject):
         self._loading: dict[str, int] = {}  # path -> generation of the job whose rows it takes
         self._job_started = 0.0
         self._read_threads: list[ReadRowThread] = []
+        self._selecting: tuple[Row, str] | None = None  # a row to select at the next event-loop turn, and why
         self._select_first: set[str] = set()  # a file the person opened: its first row is selected on arrival
         self._to_remember: set[str] = set()  # opened by the person: put in Recent once it has been read
 
     def is_busy(self) -> bool:
-        return self.thread is not None or bool(self._jobs) or bool(self._read_threads)
+        return self.thread is not None or bool(self._jobs) or bool(self._read_threads) or self._selecting is not None
 
     # ---- asking
 
@@ -115,8 +116,8 @@ class Opener(QObject):
         first = next((r for r in rows if r.source in self._select_first), None)
         if first is not None:  # a file the person just opened: its first row, scrolled to
             self._select_first.discard(first.source)
-            w.select_row(first)
-        elif w.current_row is None:
+            self._select_later(first, "")
+        elif w.current_row is None and self._selecting is None:
             w.requests.select_first()
 
     def _on_rows_read(self, _generation: int, pairs: list[tuple[Row, Row]]) -> None:
@@ -131,7 +132,25 @@ class Opener(QObject):
                 current_read = current_read or row is w.current_row
         w.request_model.rows_changed(read)
         if current_read:
-            w.select_row(w.current_row, origin="read")
+            self._select_later(w.current_row, "read")
+
+    def _select_later(self, row: Row, origin: str) -> None:
+        """``select_row`` at the next event-loop turn, so the list's update and the row's redraw are two
+        bursts of the GUI thread, not one. A file's first row replaces a row read waiting to be shown again; a
+        row read does not replace a selection already waiting (it shows the row as it is then)."""
+        if self._selecting is None:
+            QTimer.singleShot(0, self._select_now)
+        elif origin == "read":
+            return
+        self._selecting = (row, origin)
+
+    def _select_now(self) -> None:
+        if self._selecting is None:
+            return
+        (row, origin), self._selecting = self._selecting, None
+        if row.source in self.open_paths and (origin != "read" or row is self.window.current_row):
+            self.window.select_row(row, origin=origin)
+        self.window.hide_busy_if_idle()  # loading may have ended meanwhile
 
     def read_now(self, row: Row) -> None:
         """The person selected a row not read yet: read it next (or now, if its loading has stopped)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 import core
 from core.replay import Edits
@@ -37,6 +37,8 @@ class ReplayWiring(QObject):
         self._kept_edits: tuple[tuple | None, Edits] = (None, Edits())  # the last row's edits, by its key
         self.view: Row | None = None  # the replayed result shown in place of the recording
         self.outcome: ReplayOutcome | None = None
+        self._due: list = []  # the rest of a replay's redraw, one step an event-loop turn (_show_next)
+        self._stepping = False  # a _show_next is queued
         panel, controller = window.replay_panel, window.replay
         panel.editsChanged.connect(self.edits_changed)
         panel.resetRequested.connect(self.reset)
@@ -48,6 +50,7 @@ class ReplayWiring(QObject):
 
     def _set_view(self, view: Row | None, outcome: ReplayOutcome | None) -> None:
         self.view, self.outcome = view, outcome
+        self._due = []  # whoever sets the view redraws it
         self.window.replay_panel.set_replayed(view is not None)
         self.window.act_save_replayed.setEnabled(view is not None)
 
@@ -128,7 +131,31 @@ class ReplayWiring(QObject):
                    entry_kind=row.entry_kind, plan_request=row.plan_request, rag=row.rag)
         self._set_view(view, outcome)
         w.replay_panel.show_summary(outcome_summary(row.result, outcome.result, outcome.diff))
-        w.refresh_view()
+        self.redraw_in_steps()
+
+    def redraw_in_steps(self) -> None:
+        """The bar now (the slider's answer), the tree and then the detail tabs each in a later turn of the
+        event loop, so the loop (its timers, input, painting) runs between them and no burst is all three;
+        a newer redraw meanwhile starts again (each step draws what is current when it runs)."""
+        w = self.window
+        w.refresh_bar()
+        self._due = [w.refresh_tree, w.refresh_details]
+        self._step_later()
+
+    def _step_later(self) -> None:
+        if self._due and not self._stepping:
+            self._stepping = True
+            QTimer.singleShot(0, self._show_next)
+
+    def _show_next(self) -> None:
+        self._stepping = False
+        if self._due:
+            self._due.pop(0)()
+        self._step_later()
+
+    def is_idle(self) -> bool:
+        """No part of a replay's redraw is still to come."""
+        return not self._due
 
     def _on_sweep(self, points: list) -> None:
         w = self.window

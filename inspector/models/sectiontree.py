@@ -134,6 +134,13 @@ class SectionTreeModel(QAbstractItemModel):
                                                    before.get(section, 0) if before is not None else None))
         self.endResetModel()
 
+    def column_texts(self, columns: tuple[int, ...]) -> tuple:
+        """What the rows show in ``columns`` (their display texts, in order): equal texts size a column the
+        same, so the view need not measure them again."""
+        return tuple((tuple(self._section_data(node, c, Qt.ItemDataRole.DisplayRole) for c in columns),
+                      tuple(tuple(self._item_data(item, c, Qt.ItemDataRole.DisplayRole) for c in columns)
+                            for item in node.items), node.section) for node in self._sections)
+
     def sections(self) -> list[str]:
         return [node.section for node in self._sections]
 

@@ -58,6 +58,7 @@ class BudgetBar(QWidget):
         self._note = ""
         self._selected_section: str | None = None
         self._marks: list[tuple[str, int]] = []  # (name, token) of each line, for the off-edge note
+        self._lane_ticks: list[tuple[float, str]] | None = None  # the left axis's lane names, as last set
 
         self.caption = QLabel(self)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
@@ -216,8 +217,8 @@ class BudgetBar(QWidget):
             self._update_provider_mark(row)
             self._update_lines(row)
             self.caption.setText(barcaption.caption(row))
-        self.composition.set_result(row.result if row is not None else None)
-        if composition:
+        if composition:  # filled only while shown: its table sizes every cell to its contents
+            self.composition.set_result(row.result if row is not None else None)
             self.stack.setFixedHeight(min(max(self.composition.wanted_height(), 120), 360))
         else:
             self.stack.setFixedHeight(self.plot.maximumHeight())
@@ -243,13 +244,12 @@ class BudgetBar(QWidget):
         return core.result_segments(row.result, "main", view=view, unfolded=self.unfolded)
 
     def _set_mode(self, *, comparison: bool) -> None:
-        axis = self.plot.getPlotItem().getAxis("left")
         if comparison:
-            axis.setTicks([[(sum(RECORDED_LANE) / 2, "recorded"), (sum(MAIN_LANE) / 2, "replayed"),
-                            (sum(DROP_LANE) / 2, "dropped")]])
+            self._set_lane_ticks([(sum(RECORDED_LANE) / 2, "recorded"), (sum(MAIN_LANE) / 2, "replayed"),
+                                  (sum(DROP_LANE) / 2, "dropped")])
             self.plot.setFixedHeight(COMPARISON_HEIGHT)
         else:
-            axis.setTicks([[(sum(MAIN_LANE) / 2, "sent"), (sum(DROP_LANE) / 2, "dropped")]])
+            self._set_lane_ticks([(sum(MAIN_LANE) / 2, "sent"), (sum(DROP_LANE) / 2, "dropped")])
             self.plot.setFixedHeight(HEIGHT)
         self.marks.set_comparison(comparison)
 
@@ -276,9 +276,15 @@ class BudgetBar(QWidget):
         self.provider_tokens = self.marks.show_provider(row)
         if self.provider_tokens is not None:
             estimate = core.bar_basis(row.result).provider  # drawn to the provider's figure, ours below
-            self.plot.getPlotItem().getAxis("left").setTicks([[
-                (sum(MAIN_LANE) / 2, "provider" if estimate else "ours"),
-                (sum(DROP_LANE) / 2, "estimate" if estimate else "provider")]])
+            self._set_lane_ticks([(sum(MAIN_LANE) / 2, "provider" if estimate else "ours"),
+                                  (sum(DROP_LANE) / 2, "estimate" if estimate else "provider")])
+
+    def _set_lane_ticks(self, ticks: list[tuple[float, str]]) -> None:
+        """The lanes' names on the left axis; the same names again leave the axis as drawn (a new set of
+        ticks makes pyqtgraph lay out and redraw the axis)."""
+        if ticks != self._lane_ticks:
+            self._lane_ticks = ticks
+            self.plot.getPlotItem().getAxis("left").setTicks([ticks])
 
     def _update_lines(self, row: Row | None) -> None:
         allowance, limit = barcaption.limits(row)

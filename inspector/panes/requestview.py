@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 import threading
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -25,12 +26,16 @@ from .findbar import FindBar
 log = logging.getLogger("inspector")
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f]")  # below U+0020, but for tab and newline
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # two UTF-16 units each
+
+
 def _displayable(text: str) -> str:
     """Control characters other than newline and tab become their visible symbol (same length, so the
     spans from core still line up), e.g. a carriage return shows as U+240D."""
-    if not any(ord(c) < 32 and c not in "\n\t" for c in text):
+    if _CONTROL.search(text) is None:
         return text
-    return "".join(chr(0x2400 + ord(c)) if ord(c) < 32 and c not in "\n\t" else c for c in text)
+    return _CONTROL.sub(lambda m: chr(0x2400 + ord(m.group())), text)
 
 
 class _Utf16:
@@ -38,7 +43,7 @@ class _Utf16:
 
     def __init__(self, text: str) -> None:
         self._prefix: list[int] | None = None
-        if any(ord(c) > 0xFFFF for c in text):
+        if _ASTRAL.search(text) is not None:
             prefix = [0]
             for c in text:
                 prefix.append(prefix[-1] + (2 if ord(c) > 0xFFFF else 1))

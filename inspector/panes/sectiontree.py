@@ -22,6 +22,7 @@ class SectionTreePane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._syncing = False
+        self._fitted: tuple | None = None  # what the columns were last sized to (_fit_columns)
         self.selected_section: str | None = None  # the window's, kept open while a replay is shown
         self.model = SectionTreeModel(self)
         self.proxy = ChangeFilterProxy(self)
@@ -73,12 +74,24 @@ class SectionTreePane(QWidget):
             self.tree.setColumnHidden(SectionTreeModel.C_CHANGE, diff is None)
             self.only_changes.setVisible(diff is not None)
             self.expand()
-            for col in (SectionTreeModel.C_NAME, SectionTreeModel.C_TOKENS):
-                self.tree.resizeColumnToContents(col)
-            if diff is not None:
-                self.tree.resizeColumnToContents(SectionTreeModel.C_CHANGE)
+            self._fit_columns(diff is not None)
         finally:
             self._syncing = False
+
+    def _fit_columns(self, changes: bool) -> None:
+        """The name and token columns (and the change column while a replay is shown) as wide as their
+        contents. Measuring them asks the model for every row's text: when the rows show the same texts,
+        open and filtered as last time (a replay shown after another often does), the widths stay."""
+        columns = (SectionTreeModel.C_NAME, SectionTreeModel.C_TOKENS) + ((SectionTreeModel.C_CHANGE,) if changes
+                                                                            else ())
+        shown = (columns, self.model.column_texts(columns), self.proxy.only_changes, self.tree.font().key(),
+                 tuple(self.tree.isExpanded(self.proxy.index(r, 0)) for r in range(self.proxy.rowCount())),
+                 tuple(self.tree.columnWidth(c) for c in columns))
+        if shown == self._fitted:
+            return
+        for col in columns:
+            self.tree.resizeColumnToContents(col)
+        self._fitted = shown[:-1] + (tuple(self.tree.columnWidth(c) for c in columns),)
 
     def show_item(self, section: str, item_id: str | None) -> None:
         """Make the item's row (or its section's) current without reporting it."""

@@ -61,9 +61,15 @@ class StatusLine:
                     and now - self._progress_shown < PROGRESS_INTERVAL):
                 return
             self._progress_shown = now
-            self.progress.setRange(0, total)
-            self.progress.setValue(min(done, total))
-            self.progress.setFormat(shown)
+            # its updates off meanwhile: no repaint at once (that would paint everything the window has to
+            # paint, in this event); turned on again, it is painted with the window's next paint
+            self.progress.setUpdatesEnabled(False)
+            try:
+                self.progress.setRange(0, total)
+                self.progress.setValue(min(done, total))
+                self.progress.setFormat(shown)
+            finally:
+                self.progress.setUpdatesEnabled(True)
         else:
             self.progress.setRange(0, 0)
             self.progress.setFormat(f"Reading {text}")

@@ -35,6 +35,7 @@ class WhatIfChart(QWidget):
         self.setAccessibleName("What-if chart")
         self.points: list[SweepPoint] = []
         self.sections: list[str] = []
+        self._legend_sections: list[str] = []  # the sections the legend names now
         self.caption = QLabel(self)
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
@@ -118,6 +119,7 @@ class WhatIfChart(QWidget):
             area.setData([], [])
             area.hide()
         self.legend.clear()
+        self._legend_sections = []
         self._totals.setData([], [])
         self._failed.setData([], [])
         self._recorded.hide()
@@ -135,14 +137,18 @@ class WhatIfChart(QWidget):
         self.sections = [s for s in theme.section_order(list(order) + sorted(present)) if s in present]
         xs = [float(p.value) for p in fits]
         running = [0.0] * len(fits)
-        self.legend.clear()
+        relabel = self.sections != self._legend_sections  # the same sections: the legend stays as it is
+        if relabel:
+            self.legend.clear()
+            self._legend_sections = list(self.sections)
         for z, section in enumerate(self.sections):
             running = [r + p.section_tokens.get(section, 0) for r, p in zip(running, fits)]
             area = self._area(section)
             area.setData(xs, list(running))
             area.setZValue(-z)  # the larger running totals behind the smaller ones
             area.show()
-            self.legend.addItem(area, theme.section_title(section))
+            if relabel:
+                self.legend.addItem(area, theme.section_title(section))
         for section, area in self._areas.items():
             if section not in self.sections:
                 area.setData([], [])

@@ -56,6 +56,17 @@ class _Swatch(QWidget):
         self.setAccessibleName(f"Legend: {text}")
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
 
+    def set_entry(self, text: str, fill: QBrush, hatch: QBrush | None) -> bool:
+        """This swatch shows another entry, repainted; True when its text (so its size) changed."""
+        resized = text != self.text
+        if resized:
+            self.text = text
+            self.setAccessibleName(f"Legend: {text}")
+            self.updateGeometry()
+        self._fill, self._hatch = fill, hatch
+        self.update()
+        return resized
+
     def sizeHint(self) -> QSize:
         metrics = self.fontMetrics()
         return QSize(metrics.horizontalAdvance(self.text) + 30, max(18, metrics.height() + 4))
@@ -148,18 +159,27 @@ class Legend(QWidget):
         return [w for w in self.findChildren(_Swatch) if w.parent() is self]
 
     def set_entries(self, entries: list[tuple[str, QBrush, QBrush | None]]) -> None:
-        # The old entries leave at once: hidden and unparented before deleteLater, so none of them is drawn
-        # over the new ones while it waits to be deleted.
-        while self._layout.count():
-            item = self._layout.takeAt(0)
+        """The entries shown, in order. The swatches already there are reused in place (a replay shown
+        after another mostly names the same entries: no widget made, shown or deleted for them); the ones
+        left over leave at once: hidden and unparented before deleteLater, so none of them is drawn over
+        the new ones while it waits to be deleted."""
+        swatches = [item.widget() for item in self._layout._items]
+        if [(w.text, w._fill, w._hatch) for w in swatches] == list(entries):
+            return
+        changed = len(swatches) != len(entries)
+        for swatch, (text, fill, hatch) in zip(swatches, entries):
+            changed |= swatch.set_entry(text, fill, hatch)
+        while self._layout.count() > len(entries):
+            item = self._layout.takeAt(len(entries))
             widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.hide()
                 widget.setParent(None)
                 widget.deleteLater()
-        for text, fill, hatch in entries:
+        for text, fill, hatch in entries[len(swatches):]:
             swatch = _Swatch(text, fill, hatch, self)
             self._layout.addWidget(swatch)
             swatch.setVisible(self.isVisible())  # now, not when the layout's queued show runs
-        self._layout.invalidate()
-        self.updateGeometry()
+        if changed:
+            self._layout.invalidate()
+            self.updateGeometry()
