@@ -274,6 +274,20 @@ class MistralCounter(TokenCounter):
         self.full_counts += 1
         return value
 
+    def turn_spans(self, messages) -> tuple[int, list[str]] | None:
+        """What a history turn of ``messages`` renders to between the control tokens around it, where it opens with
+        a user message and a user message follows it: (its control tokens, its text spans, each encoded on its own
+        as ``text_count`` counts it), from the one-pass renderer (``V3Tekken.turn_pieces``); ``None`` where that
+        is not sure of it or the text counts are not its encoder's (``_span_memo``)."""
+        if (self._span_memo() is None or not messages or messages[0].role != "user" or messages[-1].role == "user"
+                or any(m.role == "system" for m in messages)):
+            return None  # what the normaliser makes of these depends on the messages around the turn
+        pieces = self._fast_render.turn_pieces(messages)
+        if pieces is None:
+            return None
+        spans = [p for p in pieces if p.__class__ is str]
+        return len(pieces) - len(spans), spans
+
     def variant_counts(self, messages, tools, total):
         from .mistral_variants import variants
 

@@ -71,6 +71,9 @@ def _slices(text: str):
     yield text[start:]
 
 
+_TURN_END = ChatMessage(role="user", content="Next")  # what follows a history turn in ``V3Tekken.turn_pieces``
+
+
 class Unsure(Exception):
     """This path cannot vouch for the request: run mistral-common's own."""
 
@@ -231,6 +234,22 @@ class V3Tekken:
             known.clear()
         value = known[text] = len(self._encode(text))
         return value
+
+    def turn_pieces(self, messages: Sequence[Any]) -> list[int | str] | None:
+        """The pieces (``_pieces``: control ids and text spans) a history turn renders to where its first message
+        opens a run and a user message follows its last: those of the turn and one user message, less the BOS
+        before them and that message's run after (a turn of the assembly, which opens with a user message and
+        is followed by the next turn's or the current one; every text span is encoded on its own, so the turn adds
+        one token per control id and each span's count). ``None`` where this path is not sure of the request."""
+        try:
+            pieces = self._pieces([*messages, _TURN_END], [])
+        except Exception:  # noqa: BLE001 - not sure of it: no pieces
+            return None
+        if pieces[0] != self.bos or pieces[-3:] != [self.inst, _TURN_END.content, self.end_inst]:
+            return None
+        if sum(len(m.tool_calls) for m in messages) != sum(m.role == "tool" for m in messages):
+            return None  # a call left without its result: whether the request pairs them depends on what follows
+        return pieces[1:-3]
 
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
