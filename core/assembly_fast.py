@@ -175,10 +175,10 @@ class FastBuilder(Builder):
         return self._merges_users
 
     def _turn_shape(self, t: int, turn) -> tuple | None:
+        spans = self._spans_shape(t, turn)
+        if spans is not None:
+            return spans
         if any(m.tool_calls or m.role == "tool" for m in turn):
-            spans = self._spans_shape(t, turn)
-            if spans is not None:
-                return spans
             return self._tool_turns().shape(turn)  # core.assembly_tools; None where it has no shape
         if turn[-1].role == "user" and self._user_turns_merge():
             return None

@@ -279,9 +279,8 @@ class MistralCounter(TokenCounter):
         a user message and a user message follows it: (its control tokens, its text spans, each encoded on its own
         as ``text_count`` counts it), from the one-pass renderer (``V3Tekken.turn_pieces``); ``None`` where that
         is not sure of it or the text counts are not its encoder's (``_span_memo``)."""
-        if (self._span_memo() is None or not messages or messages[0].role != "user" or messages[-1].role == "user"
-                or any(m.role == "system" for m in messages)):
-            return None  # what the normaliser makes of these depends on the messages around the turn
+        if self._span_memo() is None:
+            return None
         pieces = self._fast_render.turn_pieces(messages)
         if pieces is None:
             return None
