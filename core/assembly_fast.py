@@ -197,7 +197,7 @@ class FastBuilder(Builder):
 
     def _spans_shape(self, t: int, turn) -> tuple | None:
         """A turn's shape from the text spans it renders to, where the counter can say them (``mistral:`` tekken,
-        ``MistralCounter.turn_spans``: every span between two control tokens is encoded on its own, and a turn that
+        ``MistralCounter.turn_count``: every span between two control tokens is encoded on its own, and a turn that
         opens with a user message and ends with another role is followed by a user message, so it adds its control
         tokens and each span's text count wherever it stands: ``tests/test_turn_spans.py`` checks that against
         mistral-common's own encoding). The shape is the number of control tokens, which is its constant: no probe
@@ -209,13 +209,9 @@ class FastBuilder(Builder):
         return (SPAN_TURN, found[0])
 
     def _turn_spans(self, turn) -> tuple[int, int] | None:
-        """(control tokens, text tokens of the spans) of ``turn`` from the counter's ``turn_spans``, or None."""
-        method = getattr(self.counter, "turn_spans", None)
-        found = None if method is None else method(turn)
-        if found is None:
-            return None
-        text_count = self.counter.text_count
-        return found[0], sum(text_count(span) for span in found[1])
+        """(control tokens, text tokens of the spans) of ``turn`` from the counter's ``turn_count``, or None."""
+        method = getattr(self.counter, "turn_count", None)
+        return None if method is None else method(turn)
 
     def _tool_turns(self) -> ToolTurns:
         if self._tools is None:

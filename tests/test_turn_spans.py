@@ -1,9 +1,10 @@
-"""A history turn's cost under ``mistral:`` tekken from its text spans (``MistralCounter.turn_spans``): where a turn
-opens with a user message, is not preceded by one and is followed by one, what it adds to a request in
-mistral-common's own ``encode_chat_completion`` is exactly its control tokens plus each span's ``text_count``,
-wherever it stands (before the question, between other turns, after a system message, with tools), and
-``turn_spans`` says ``None`` wherever that does not hold of the turn alone (a turn that ends with a user message,
-holds a system message or opens with another role)."""
+"""A history turn's cost under ``mistral:`` tekken from its text spans (``MistralCounter.turn_count``): where a
+turn opens with a user message, is not preceded by one and is followed by one, what it adds to a request in
+mistral-common's own ``encode_chat_completion`` is exactly its control tokens plus its spans' text counts (a span
+joined from two messages of one role counted from each text and the stretch across the join), wherever it stands
+(before the question, between other turns, after a system message, with tools); ``turn_count`` says ``None``
+wherever that does not hold of the turn alone (it ends with a user message, holds a system message, opens with
+another role)."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, event, given, settings
@@ -63,7 +64,7 @@ TURNS = st.lists(turn(), max_size=2).map(lambda turns: [m for t in turns for m i
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_turn_adds_its_control_tokens_and_its_spans_text_counts(before, middle, after, question, tools, system):
     counter = default_counter()
-    found = counter.turn_spans(middle)
+    found = counter.turn_count(middle)
     if found is None:
         event("no spans")
         return
@@ -79,15 +80,15 @@ def test_a_turn_adds_its_control_tokens_and_its_spans_text_counts(before, middle
         event("refused by mistral-common")
         return
     event("compared")
-    controls, spans = found
-    assert len(with_turn) - len(without) == controls + sum(counter.text_count(s) for s in spans)
+    controls, text = found
+    assert len(with_turn) - len(without) == controls + text
 
 
 @given(turn())
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_turn_spans_says_none_where_the_turn_alone_cannot_tell(middle):
+def test_turn_count_says_none_where_the_turn_alone_cannot_tell(middle):
     counter = default_counter()
-    found = counter.turn_spans(middle)
+    found = counter.turn_count(middle)
     if middle[0].role != "user" or middle[-1].role == "user" or any(m.role == "system" for m in middle):
         assert found is None
     else:

@@ -260,7 +260,7 @@ class MistralCounter(TokenCounter):
         if known is None:
             return None
         try:
-            value, text = self._fast_render.count_and_text(messages, tools, known)
+            value, text = self._fast_render.count_and_text(messages, tools, known, self.span_tally)
         except Exception:  # not sure of it (or mistral-common refuses it): asked apart
             return None
         self.full_counts += 1
@@ -274,18 +274,26 @@ class MistralCounter(TokenCounter):
         self.full_counts += 1
         return value
 
-    def turn_spans(self, messages) -> tuple[int, list[str]] | None:
-        """What a history turn of ``messages`` renders to between the control tokens around it, where it opens with
-        a user message and a user message follows it: (its control tokens, its text spans, each encoded on its own
-        as ``text_count`` counts it), from the one-pass renderer (``V3Tekken.turn_pieces``); ``None`` where that
-        is not sure of it or the text counts are not its encoder's (``_span_memo``)."""
-        if self._span_memo() is None:
+    def turn_count(self, messages) -> tuple[int, int] | None:
+        """What a history turn of ``messages`` adds to a request wherever it stands, where it opens with a user
+        message, ends with another role and a user message follows it: (its control tokens, the tokens of its text
+        spans, each by ``text_count``), from the one-pass renderer (``V3Tekken.turn_pieces``: each span is encoded on
+        its own). A span the normaliser joins from several texts (two assistant messages in a row) is counted as
+        the joined text, which the final count's span memo finds (``V3Tekken._joined_count``). ``None`` where the
+        renderer is not sure of the turn or the text counts are not its encoder's (``_span_memo``)."""
+        known = self._span_memo()
+        if known is None:
             return None
         pieces = self._fast_render.turn_pieces(messages)
         if pieces is None:
             return None
-        spans = [p for p in pieces if p.__class__ is str]
-        return len(pieces) - len(spans), spans
+        controls = text = 0
+        for piece in pieces:
+            if piece.__class__ is int:
+                controls += 1
+            else:
+                text += self.text_count(piece)
+        return controls, text
 
     def variant_counts(self, messages, tools, total):
         from .mistral_variants import variants

@@ -168,7 +168,7 @@ class V3Tekken(V3Checks):
         return total
 
     def count_and_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition],
-                       known: dict[str, int]) -> tuple[int, str | None]:
+                       known: dict[str, int], tally: list[int] | None = None) -> tuple[int, str | None]:
         """``count(messages, tools, known)`` and ``render_text(messages, tools)`` from one rendering of the request
         into its pieces (an audit recounts a request, then looks for each sent text in the prompt): the same
         pieces as that count, each span counted as it counts it; the text joins them as the normaliser does
@@ -184,19 +184,28 @@ class V3Tekken(V3Checks):
                 out.append(text)
                 continue
             if piece.__class__ is Joined:
-                total += self._joined_count(piece, known)[0]
+                value, found = self._joined_count(piece, known)
+                total += value
                 text = JOIN.join(piece)
             else:
                 value = known.get(piece)
-                total += self._span_count(piece, known) if value is None else value
+                found = value is not None
+                total += value if found else self._span_count(piece, known)
                 text = piece
+            if tally is not None:
+                tally[0 if found else 1] += 1
             if not (text.isascii() or _SURROGATE.search(text) is None):
                 return total, None
             out.append(text)
         return total, "".join(out)
 
     def _joined_count(self, parts: Joined, known: dict[str, int]) -> tuple[int, bool]:
-        """The count of ``JOIN.join(parts)`` (``tekken_cuts.joined_count``), with whether every text was in ``known``."""
+        """The count of ``JOIN.join(parts)`` (``tekken_cuts.joined_count``), with whether every text was in ``known``;
+        a short joined text counted whole before (``MistralCounter.turn_count``) is taken from ``known`` as it is."""
+        if sum(map(len, parts)) + len(JOIN) * (len(parts) - 1) <= SLICE:
+            value = known.get(JOIN.join(parts))
+            if value is not None:
+                return value, True
         if not self._sliceable or not all(map(_plain, parts)):  # another pattern, or text tiktoken must repair
             return self._span_count(JOIN.join(parts), known), False
         if len(self._cuts) >= 65536:
