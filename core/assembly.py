@@ -129,10 +129,15 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
     # default's last near-allowance check may have been that count: the final request, tokenised whole here.
     final = render(request, b.selection, getattr(b, "blocks", None),
                    b._turn_messages if isinstance(b, FastBuilder) else None)  # the messages its counts rendered
+    text = None  # the final request's rendered text, where its count gave it (``mark_not_rendered`` reads it)
     if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
         input_tokens, final_ids = b.tokenised[1], None
     elif b.reuses_texts:  # every span counted, the ones whose text was counted alone taken from there (span memo)
-        input_tokens, final_ids = counter.count_whole_reusing_texts(final.messages, final.tools)
+        both = counter.count_and_render_text(final.messages, final.tools)  # the count and the text of one rendering
+        if both is None:
+            input_tokens, final_ids = counter.count_whole_reusing_texts(final.messages, final.tools)
+        else:
+            (input_tokens, text), final_ids = both, None
         b.full_counts += 1
     else:
         input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids where they spare a render
@@ -152,7 +157,7 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         context_limit=request.context_limit, max_new_tokens=request.max_new_tokens, margin=request.margin,
         fill_order=list(request.fill_order), kept_evidence=kept_evidence, dropped_evidence=dropped_evidence,
         kept_turns=kept_turns, dropped_turns=dropped_turns, trace=b.trace, counter=counter.identity,
-        request=request), counter, ids=final_ids)
+        request=request), counter, ids=final_ids, text=text)
 
 
 def _fill_history(b: Builder, budget: int) -> tuple[int, int]:

@@ -33,6 +33,8 @@ from .render import EvidenceBlocks, Selection, chat_message, render
 from .result import TraceEntry
 from .text_edges import MAX_EDGE, edges
 
+# The shape of a turn counted from the text spans it renders to (``FastBuilder._spans_shape``).
+SPAN_TURN = "turn spans"
 # A prediction this close to the allowance is checked by a complete count before it decides.
 NEAR_ALLOWANCE = 4
 # Whitespace a template either keeps (it adds tokens) or trims from a message's edge.
@@ -172,7 +174,10 @@ class FastBuilder(Builder):
                 self._merges_users = True
         return self._merges_users
 
-    def _turn_shape(self, turn) -> tuple | None:
+    def _turn_shape(self, t: int, turn) -> tuple | None:
+        spans = self._spans_shape(t, turn)
+        if spans is not None:
+            return spans
         if any(m.tool_calls or m.role == "tool" for m in turn):
             return self._tool_turns().shape(turn)  # core.assembly_tools; None where it has no shape
         if turn[-1].role == "user" and self._user_turns_merge():
@@ -190,6 +195,24 @@ class FastBuilder(Builder):
             key.append((m.role, lead, trail))
         return ("history", tuple(key))
 
+    def _spans_shape(self, t: int, turn) -> tuple | None:
+        """A turn's shape from the text spans it renders to, where the counter can say them (``mistral:`` tekken,
+        ``MistralCounter.turn_count``: every span between two control tokens is encoded on its own, and a turn that
+        opens with a user message and ends with another role is followed by a user message, so it adds its control
+        tokens and each span's text count wherever it stands: ``tests/test_turn_spans.py`` checks that against
+        mistral-common's own encoding). The shape is the number of control tokens, which is its constant: no probe
+        learns it (``_marginal``). The turn's text tokens are counted here, the spans being at hand."""
+        found = self._turn_spans(turn)
+        if found is None:
+            return None
+        self._text_memo[t] = found[1]
+        return (SPAN_TURN, found[0])
+
+    def _turn_spans(self, turn) -> tuple[int, int] | None:
+        """(control tokens, text tokens of the spans) of ``turn`` from the counter's ``turn_count``, or None."""
+        method = getattr(self.counter, "turn_count", None)
+        return None if method is None else method(turn)
+
     def _tool_turns(self) -> ToolTurns:
         if self._tools is None:
             self._tools = ToolTurns(self)
@@ -200,7 +223,7 @@ class FastBuilder(Builder):
         if self._shapes is None:
             shape_of, members, held = [], {}, {}
             for t, turn in enumerate(self.turns):
-                shape = self._turn_shape(turn)
+                shape = self._turn_shape(t, turn)
                 if shape is not None:
                     shape = held.setdefault(shape, shape)  # one tuple per shape kept, not one per turn (memory)
                     members.setdefault(shape, []).append(t)
@@ -277,6 +300,8 @@ class FastBuilder(Builder):
                 known = self.counter.text_count(self.blocks(index))
             elif (shape := self.shapes()[0][index]) is not None and shape[0] == TOOL_TURN:
                 known = self._tool_turns().text_tokens(shape, index)  # the text of the runs holding its values
+            elif shape is not None and shape[0] == SPAN_TURN:  # shapes lent by a replay's memo: counted again
+                known = self._turn_spans(self.turns[index])[1]
             else:
                 known = sum(self.counter.text_count(self._form(m.role, m.content or "") or "")
                             for m in self.turns[index])
@@ -333,10 +358,12 @@ class FastBuilder(Builder):
             return self._text_tokens(section, index) + constant
         if self._open_ended(index):
             return self._merged_marginal(section, index, candidate)
-        if not self.selection.turns:
-            return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
         shape_of, members = self.shapes()
         shape = shape_of[index]
+        if shape is not None and shape[0] == SPAN_TURN:  # its control tokens and its spans' text: no probe
+            return self._text_tokens(section, index) + shape[1]
+        if not self.selection.turns:
+            return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
         constant = self._constant(shape, members[shape], section) if shape is not None else None
         if constant is None:  # tool calls render through the template: probe this turn before the question
             return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))

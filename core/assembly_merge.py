@@ -147,13 +147,9 @@ class MergedUserTurns:
         return self._short(left + added[:a]) + inner + self._short(added[b:] + right) - self._short(left + (head or ""))
 
     def _short(self, text: str) -> int:
-        """Count of a short stretch beside a seam, remembered by its text."""
-        known = self.memo.get(("base", text))
-        if known is None:
-            if len(self.memo) >= 65536:
-                self.memo.clear()
-            known = self.memo[("base", text)] = self._count(text)
-        return known
+        """Count of a short stretch beside a seam: the counter's text count (``text_count``, the same encoding),
+        so the final count's span memo finds a message's edge stretches there too (``tekken_cuts.joined_count``)."""
+        return self.text_count(text)
 
     def _middle(self, text: str) -> tuple[int, int, int] | None:
         """The first and last cut of a single message's text and the count between them. Every such

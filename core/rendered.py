@@ -90,13 +90,14 @@ def missing_tools(tools: Sequence[ToolDefinition], rendered: str) -> list[str]:
     return [t.name for t in tools if not present.contains(t.name) or (t.description and not present(t.description))]
 
 
-def mark_not_rendered(result: AssemblyResult, counter: TokenCounter, *, ids: Sequence[int] | None = None
-                      ) -> AssemblyResult:
+def mark_not_rendered(result: AssemblyResult, counter: TokenCounter, *, ids: Sequence[int] | None = None,
+                      text: str | None = None) -> AssemblyResult:
     """``result`` with each sent entry whose item the template left out marked ``not rendered`` (0 tokens, a
     reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails.
-    ``ids``, the token ids of the result's request, spare a render where the counter can decode them."""
+    ``ids``, the token ids of the result's request, spare a render where the counter can decode them; ``text``,
+    its ``render_text`` where already at hand (``TokenCounter.count_and_render_text``), spares it too."""
     try:
-        rendered = counter.text_of_ids(ids) if ids is not None else None
+        rendered = text if text is not None else counter.text_of_ids(ids) if ids is not None else None
         if rendered is None:
             rendered = counter.render_text(result.messages, result.tools)
     except CounterError:

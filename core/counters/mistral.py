@@ -260,7 +260,7 @@ class MistralCounter(TokenCounter):
         if known is None:
             return None
         try:
-            value, text = self._fast_render.count_and_text(messages, tools, known)
+            value, text = self._fast_render.count_and_text(messages, tools, known, self.span_tally)
         except Exception:  # not sure of it (or mistral-common refuses it): asked apart
             return None
         self.full_counts += 1
@@ -273,6 +273,27 @@ class MistralCounter(TokenCounter):
         value = self.count_whole_reusing_texts(messages, tools)[0]
         self.full_counts += 1
         return value
+
+    def turn_count(self, messages) -> tuple[int, int] | None:
+        """What a history turn of ``messages`` adds to a request wherever it stands, where it opens with a user
+        message, ends with another role and a user message follows it: (its control tokens, the tokens of its text
+        spans, each by ``text_count``), from the one-pass renderer (``V3Tekken.turn_pieces``: each span is encoded on
+        its own). A span the normaliser joins from several texts (two assistant messages in a row) is counted as
+        the joined text, which the final count's span memo finds (``V3Tekken._joined_count``). ``None`` where the
+        renderer is not sure of the turn or the text counts are not its encoder's (``_span_memo``)."""
+        known = self._span_memo()
+        if known is None:
+            return None
+        pieces = self._fast_render.turn_pieces(messages)
+        if pieces is None:
+            return None
+        controls = text = 0
+        for piece in pieces:
+            if piece.__class__ is int:
+                controls += 1
+            else:
+                text += self.text_count(piece)
+        return controls, text
 
     def variant_counts(self, messages, tools, total):
         from .mistral_variants import variants

@@ -40,12 +40,9 @@ from functools import partial
 from typing import Any, Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
+from .mistral_checks import Unsure, V3Checks
 from .tekken_cuts import JOIN, TEKKEN_PATTERN, Joined, _plain, joined_count
 
-_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-_CALL_ID = re.compile(r"[a-zA-Z0-9]{9}")
-_FOLLOWS = {"system": {"user", "assistant", "system"}, "user": {"assistant", "system", "user"},
-            "assistant": {"assistant", "user", "tool"}, "tool": {"assistant", "tool", "user"}}
 
 
 # tekken's pre-tokenising pattern (the bundled files' ``pattern``, ``tekken_cuts.TEKKEN_PATTERN``): BPE runs within
@@ -71,8 +68,7 @@ def _slices(text: str):
     yield text[start:]
 
 
-class Unsure(Exception):
-    """This path cannot vouch for the request: run mistral-common's own."""
+_TURN_END = ChatMessage(role="user", content="Next")  # what follows a history turn in ``V3Tekken.turn_pieces``
 
 
 def fast_renderer(mistral_tokenizer: Any, map_id: Callable[[str], str],
@@ -97,7 +93,7 @@ def fast_renderer(mistral_tokenizer: Any, map_id: Callable[[str], str],
     return V3Tekken(instruct, raw, map_id, tools_json)
 
 
-class V3Tekken:
+class V3Tekken(V3Checks):
     """``InstructTokenizerV3.encode_instruct`` of a validated, normalised request, straight from ``ChatMessage``s."""
 
     def __init__(self, instruct: Any, raw: Any, map_id: Callable[[str], str],
@@ -172,7 +168,7 @@ class V3Tekken:
         return total
 
     def count_and_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition],
-                       known: dict[str, int]) -> tuple[int, str | None]:
+                       known: dict[str, int], tally: list[int] | None = None) -> tuple[int, str | None]:
         """``count(messages, tools, known)`` and ``render_text(messages, tools)`` from one rendering of the request
         into its pieces (an audit recounts a request, then looks for each sent text in the prompt): the same
         pieces as that count, each span counted as it counts it; the text joins them as the normaliser does
@@ -188,19 +184,28 @@ class V3Tekken:
                 out.append(text)
                 continue
             if piece.__class__ is Joined:
-                total += self._joined_count(piece, known)[0]
+                value, found = self._joined_count(piece, known)
+                total += value
                 text = JOIN.join(piece)
             else:
                 value = known.get(piece)
-                total += self._span_count(piece, known) if value is None else value
+                found = value is not None
+                total += value if found else self._span_count(piece, known)
                 text = piece
+            if tally is not None:
+                tally[0 if found else 1] += 1
             if not (text.isascii() or _SURROGATE.search(text) is None):
                 return total, None
             out.append(text)
         return total, "".join(out)
 
     def _joined_count(self, parts: Joined, known: dict[str, int]) -> tuple[int, bool]:
-        """The count of ``JOIN.join(parts)`` (``tekken_cuts.joined_count``), with whether every text was in ``known``."""
+        """The count of ``JOIN.join(parts)`` (``tekken_cuts.joined_count``), with whether every text was in ``known``;
+        a short joined text counted whole before (``MistralCounter.turn_count``) is taken from ``known`` as it is."""
+        if sum(map(len, parts)) + len(JOIN) * (len(parts) - 1) <= SLICE:
+            value = known.get(JOIN.join(parts))
+            if value is not None:
+                return value, True
         if not self._sliceable or not all(map(_plain, parts)):  # another pattern, or text tiktoken must repair
             return self._span_count(JOIN.join(parts), known), False
         if len(self._cuts) >= 65536:
@@ -232,6 +237,32 @@ class V3Tekken:
         value = known[text] = len(self._encode(text))
         return value
 
+    def turn_pieces(self, messages: Sequence[Any]) -> list[int | str] | None:
+        """The pieces (``_pieces``: control ids and text spans) a history turn renders to where it opens with a user
+        message, ends with another role, holds no system message and answers each of its calls, and a user message
+        follows it (a turn of the assembly: the next turn's or the current one): its runs as ``_pieces`` writes every
+        run but the last user one, validated as that turn and one user message after it. Every text span is encoded
+        on its own, so the turn adds one token per control id and each span's count wherever it stands. ``None``
+        where this path is not sure of it."""
+        if not messages or messages[0].role != "user" or messages[-1].role == "user":
+            return None
+        calls = results = 0
+        for m in messages:
+            if m.role == "system":
+                return None
+            calls += len(m.tool_calls)
+            results += m.role == "tool"
+        if calls != results:  # a call left without its result: whether the request pairs them depends on what follows
+            return None
+        out: list = []
+        try:
+            self._validate([*messages, _TURN_END])
+            for role, group in self._runs(messages):
+                self._run_pieces(role, group, out)
+        except Exception:  # noqa: BLE001 - not sure of it: no pieces
+            return None
+        return [p for p in out if p != ""]
+
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
         to its own text (byte-level BPE is lossless on UTF-8; text tiktoken had to repair goes through it)."""
@@ -262,43 +293,47 @@ class V3Tekken:
         last_user = max(i for i, (role, _) in enumerate(runs) if role == "user")
         out: list[int | str | Joined] = [self.bos]
         for i, (role, group) in enumerate(runs):
-            if role == "user":
-                content = _joined(group)
-                if i == last_user:
-                    if tools_text:
-                        out += [self.tools_begin, tools_text, self.tools_end]
-                    if system and apart:
-                        out += [self.inst, system + "\n\n", content, self.end_inst]
-                        continue
-                    if system and parts:  # the system texts, then the run's (an empty run: the join's blank line)
-                        out += [self.inst, Joined(systems + ([m.content for m in group if m.content] or [""])),
-                                self.end_inst]
-                        continue
-                    if system:
-                        content = system + "\n\n" + content
-                if parts and len(group) > 1:
-                    texts = [m.content for m in group if m.content]
-                    if len(texts) > 1:
-                        content = Joined(texts)
-                out += [self.inst, content, self.end_inst]
-            elif role == "assistant":
-                content = _joined(group)
-                calls = [c for m in group for c in m.tool_calls]
-                if calls and content:
-                    raise Unsure("text and tool calls in one aggregated assistant turn")
-                if calls:  # json.dumps of the list: each call's own dump joined by ", "
-                    out += [self.calls, "[" + ", ".join(self._call_json(c) for c in calls) + "]"]
-                else:
-                    texts = [m.content for m in group if m.content] if parts and len(group) > 1 else ()
-                    if len(texts) > 1 and texts[-1].rstrip(" "):  # the strip takes from the last text only
-                        out.append(Joined(texts[:-1] + [texts[-1].rstrip(" ")]))
-                    else:
-                        out.append(content.rstrip(" "))
-                out.append(self.eos)
+            if i != last_user:
+                self._run_pieces(role, group, out, parts)
+                continue
+            if tools_text:
+                out += [self.tools_begin, tools_text, self.tools_end]
+            if not system:
+                self._run_pieces(role, group, out, parts)
+            elif apart:
+                out += [self.inst, system + "\n\n", _joined(group), self.end_inst]
+            elif parts:  # the system texts, then the run's (an empty run: the join's blank line)
+                out += [self.inst, Joined(systems + ([m.content for m in group if m.content] or [""])), self.end_inst]
             else:
-                for m in group:
-                    out += [self.result_begin, self._result_json(m.content, m.tool_call_id or ""), self.result_end]
+                out += [self.inst, system + "\n\n" + _joined(group), self.end_inst]
         return [p for p in out if p != ""]
+
+    def _run_pieces(self, role: str, group: Sequence[ChatMessage], out: list, parts: bool = False) -> None:
+        """The pieces of one run of ``role`` that is not the last user run (``_pieces``; ``parts`` as there)."""
+        if role == "user":
+            content = _joined(group)
+            if parts and len(group) > 1:
+                texts = [m.content for m in group if m.content]
+                if len(texts) > 1:
+                    content = Joined(texts)
+            out += [self.inst, content, self.end_inst]
+        elif role == "assistant":
+            content = _joined(group)
+            calls = [c for m in group for c in m.tool_calls]
+            if calls and content:
+                raise Unsure("text and tool calls in one aggregated assistant turn")
+            if calls:  # json.dumps of the list: each call's own dump joined by ", "
+                out += [self.calls, "[" + ", ".join(self._call_json(c) for c in calls) + "]"]
+            else:
+                texts = [m.content for m in group if m.content] if parts and len(group) > 1 else ()
+                if len(texts) > 1 and texts[-1].rstrip(" "):  # the strip takes from the last text only
+                    out.append(Joined(texts[:-1] + [texts[-1].rstrip(" ")]))
+                else:
+                    out.append(content.rstrip(" "))
+            out.append(self.eos)
+        else:
+            for m in group:
+                out += [self.result_begin, self._result_json(m.content, m.tool_call_id or ""), self.result_end]
 
     def _call(self, call: Any) -> dict[str, Any]:
         arguments = _parsed(_normalised(json.dumps(call.arguments, ensure_ascii=False)))
@@ -342,51 +377,6 @@ class V3Tekken:
         if not runs or runs[0][0] != "user":
             runs.insert(0, ("user", [ChatMessage(role="user", content="")]))
         return runs
-
-    def _validate(self, messages: Sequence[ChatMessage]) -> None:
-        """``MistralRequestValidatorV3`` in test mode, as strict or stricter: a request it refuses is never
-        answered here."""
-        if not messages:
-            raise Unsure("no messages")
-        if len(messages) == 1 and messages[0].role not in ("user", "system"):
-            raise Unsure("a single message that is not user or system")
-        if len(messages) > 1 and messages[-1].role == "assistant":
-            raise Unsure("ends with an assistant message")
-        previous = None
-        expected = 0
-        for n, m in enumerate(messages):
-            if previous is not None and m.role not in _FOLLOWS[previous]:
-                raise Unsure(f"{m.role} after {previous}")
-            if n:
-                if m.role == "tool":
-                    expected -= 1
-                elif m.role == "assistant":
-                    if expected:
-                        raise Unsure("calls and results do not pair")
-                    if m.tool_calls:
-                        expected = len(m.tool_calls)
-            previous = m.role
-            if m.role == "assistant":
-                if bool(m.content) == bool(m.tool_calls):
-                    raise Unsure("an assistant message needs text or tool calls, not both")
-                for c in m.tool_calls:
-                    if (c.name, c.id) not in self._passed:  # each name and id checked once per renderer
-                        if not _NAME.fullmatch(c.name) or not _CALL_ID.fullmatch(self._map_id(c.id)):
-                            raise Unsure("a tool call name or id mistral-common checks")
-                        self._remember_passed((c.name, c.id))
-            elif m.role == "tool" and m.tool_call_id not in self._passed:
-                if not _CALL_ID.fullmatch(self._map_id(m.tool_call_id or "")):
-                    raise Unsure("a tool result id mistral-common checks")
-                self._remember_passed(m.tool_call_id)
-            elif m.role in ("user", "system") and m.tool_calls:
-                raise Unsure("tool calls on a user or system message")
-
-
-    def _remember_passed(self, key) -> None:
-        if len(self._passed) >= 65536:
-            self._passed.clear()
-        self._passed.add(key)
-
 
 def _joined(group: Sequence[ChatMessage]) -> str:
     """The normaliser's join of a run's texts: empty ones skipped, the rest joined by a blank line."""

@@ -8,6 +8,7 @@ beside the reference method, checked byte for byte as it runs (not timed tests).
     ... --cpu                                                    (CPU time of this process instead of wall time:
                                                                   steadier on a machine other processes load)
     .venv/bin/python -m tests.benchmarks.bench_shapes --hf-only  (the hf: counter alone; --no-hf: --counter alone)
+    ... --only "tool calls"                                      (the shapes whose label holds that text)
 
 Each shape runs with ``--counter`` (mistral: by default) and with an ``hf:`` counter (the real Qwen3
 tokenizer of ../shared/tokenizers/hf/qwen3 when present, else the toy tokenizer of the test suite).
@@ -190,10 +191,12 @@ def main(argv=None) -> int:
     parser.add_argument("--no-hf", action="store_true", help="only the --counter, not the hf: counter too")
     parser.add_argument("--cpu", action="store_true", help="time in process CPU time (a loaded machine), not wall time")
     parser.add_argument("--hf-only", action="store_true", help="only the hf: counter, not the --counter")
+    parser.add_argument("--only", default="", help="only the shapes whose label holds this text")
     args = parser.parse_args(argv)
     Clock.use_cpu(args.cpu)
     repeats = 3 if args.quick or args.scale else 5
-    cases = scale_cases(args.quick) if args.scale else shapes(args.quick)
+    cases = [(label, data) for label, data in (scale_cases(args.quick) if args.scale else shapes(args.quick))
+             if args.only in label]
     what = "scale" if args.scale else "shapes"
     with tempfile.TemporaryDirectory() as folder:
         specs = [args.counter] if args.no_hf else [hf_spec(folder)] if args.hf_only else [args.counter, hf_spec(folder)]

@@ -1,0 +1,67 @@
+"""``MistralRequestValidatorV3``'s checks (test mode) on our own messages, for the one-pass renderer
+(``core.counters.mistral_render.V3Tekken``): as strict as mistral-common or stricter, so a request it refuses is
+never answered by the one pass (mistral-common's own path then accepts or refuses it in its words)."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..contracts import ChatMessage
+
+_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_CALL_ID = re.compile(r"[a-zA-Z0-9]{9}")
+_FOLLOWS = {"system": {"user", "assistant", "system"}, "user": {"assistant", "system", "user"},
+            "assistant": {"assistant", "user", "tool"}, "tool": {"assistant", "tool", "user"}}
+
+
+class Unsure(Exception):
+    """This path cannot vouch for the request: run mistral-common's own."""
+
+
+class V3Checks:
+    """The validator's checks; ``_map_id`` (mistral-common's tool call id mapping) and ``_passed`` (the names and ids
+    already checked) are the renderer's."""
+
+    def _validate(self, messages: Sequence[ChatMessage]) -> None:
+        """``MistralRequestValidatorV3`` in test mode, as strict or stricter: a request it refuses is never
+        answered here."""
+        if not messages:
+            raise Unsure("no messages")
+        if len(messages) == 1 and messages[0].role not in ("user", "system"):
+            raise Unsure("a single message that is not user or system")
+        if len(messages) > 1 and messages[-1].role == "assistant":
+            raise Unsure("ends with an assistant message")
+        previous = None
+        expected = 0
+        for n, m in enumerate(messages):
+            if previous is not None and m.role not in _FOLLOWS[previous]:
+                raise Unsure(f"{m.role} after {previous}")
+            if n:
+                if m.role == "tool":
+                    expected -= 1
+                elif m.role == "assistant":
+                    if expected:
+                        raise Unsure("calls and results do not pair")
+                    if m.tool_calls:
+                        expected = len(m.tool_calls)
+            previous = m.role
+            if m.role == "assistant":
+                if bool(m.content) == bool(m.tool_calls):
+                    raise Unsure("an assistant message needs text or tool calls, not both")
+                for c in m.tool_calls:
+                    if (c.name, c.id) not in self._passed:  # each name and id checked once per renderer
+                        if not _NAME.fullmatch(c.name) or not _CALL_ID.fullmatch(self._map_id(c.id)):
+                            raise Unsure("a tool call name or id mistral-common checks")
+                        self._remember_passed((c.name, c.id))
+            elif m.role == "tool" and m.tool_call_id not in self._passed:
+                if not _CALL_ID.fullmatch(self._map_id(m.tool_call_id or "")):
+                    raise Unsure("a tool result id mistral-common checks")
+                self._remember_passed(m.tool_call_id)
+            elif m.role in ("user", "system") and m.tool_calls:
+                raise Unsure("tool calls on a user or system message")
+
+
+    def _remember_passed(self, key) -> None:
+        if len(self._passed) >= 65536:
+            self._passed.clear()
+        self._passed.add(key)
