@@ -17,6 +17,7 @@ Two ways of counting reach the same decisions, trace and bytes:
 """
 from __future__ import annotations
 
+from .assembly_evidence import fill_evidence
 from .assembly_fast import FastBuilder
 from .assembly_memo import memo_for
 from .assembly_reference import Builder, PredictionMismatch
@@ -27,8 +28,8 @@ from .repeats import repeated_text
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
-from .render import QUESTION_PREFIX, evidence_ranking, exchange_id, render
-from .result import AssemblyResult, TraceEntry, trace_entry
+from .render import QUESTION_PREFIX, exchange_id, render
+from .result import ITEM_FIELDS, AssemblyResult, TraceEntry, valid_entry
 
 
 class AssemblyStats(dict):
@@ -122,7 +123,7 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         if section == "history":
             kept_turns, dropped_turns = _fill_history(b, budget)
         else:
-            kept_evidence, dropped_evidence = _fill_evidence(b, budget)
+            kept_evidence, dropped_evidence = fill_evidence(b, budget)
 
     # The complete request is tokenised once more, uncached, and must equal the running count (``count_whole``:
     # every span of it encoded, without building the id list where the counter can render without the ids). The
@@ -168,8 +169,8 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
         if stopped_at is None and total <= budget:
             b.take(candidate(), total)
             kept += 1
-            b.trace.append(trace_entry(section="history", id=ids[t], decision="kept", tokens=marginal, rank=rank,
-                                      reason=f"fits: {total} of {budget} tokens after it"))
+            b.trace.append(valid_entry("history", ids[t], "kept", marginal, f"fits: {total} of {budget} tokens after it",
+                                       rank, given=ITEM_FIELDS))
             continue
         dropped += 1
         if stopped_at is None:
@@ -177,32 +178,7 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
             reason = f"does not fit: needs {marginal}, {budget - b.tokens} left"
         else:
             reason = f"older than {stopped_at}, which did not fit (history stops at the first misfit)"
-        b.trace.append(trace_entry(section="history", id=ids[t], decision="dropped", tokens=marginal, rank=rank,
-                                  reason=reason))
-    return kept, dropped
-
-
-def _fill_evidence(b: Builder, budget: int) -> tuple[list[str], list[str]]:
-    """Passages by score (ties by id); one that does not fit is skipped and the next is tried."""
-    request = b.request
-    kept: list[str] = []
-    dropped: list[str] = []
-    for rank, i in enumerate(evidence_ranking(request), start=1):
-        passage = request.evidence[i]
-        def candidate(i=i):
-            return b.selection.add(evidence=b.selection.evidence + (i,))
-        total, marginal = b.attempt("evidence", i, candidate)
-        if total <= budget:
-            b.take(candidate(), total)
-            kept.append(passage.id)
-            b.trace.append(trace_entry(section="evidence", id=passage.id, decision="kept", tokens=marginal,
-                                       reason=f"fits: {total} of {budget} tokens after it", rank=rank,
-                                       score=passage.score, source=passage.source))
-        else:
-            dropped.append(passage.id)
-            b.trace.append(trace_entry(section="evidence", id=passage.id, decision="dropped", tokens=marginal,
-                                       reason=f"does not fit: needs {marginal}, {budget - b.tokens} left", rank=rank,
-                                       score=passage.score, source=passage.source))
+        b.trace.append(valid_entry("history", ids[t], "dropped", marginal, reason, rank, given=ITEM_FIELDS))
     return kept, dropped
 
 
