@@ -101,6 +101,7 @@ def _texts(request: Request):
 
 def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyResult:
     budget = request.input_budget
+    text = None  # the final request's rendered text, where its count gave it
     b.require_item("instructions", 0, "instructions", b.selection.add(instructions=True),
                    "required: system instructions")
     for i, tool in enumerate(request.tools):
@@ -132,8 +133,12 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
                    b._turn_messages if isinstance(b, FastBuilder) else None)  # the messages its counts rendered
     if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
         input_tokens, final_ids = b.tokenised[1], None
-    elif b.reuses_texts:  # every span counted, the ones whose text was counted alone taken from there (span memo)
-        input_tokens, final_ids = counter.count_whole_reusing_texts(final.messages, final.tools)
+    elif b.reuses_texts:  # every span counted, the ones whose text was counted alone taken from there (span memo);
+        both = counter.count_and_render_text(final.messages, final.tools)  # and its text, where one rendering gives both
+        if both is not None:
+            (input_tokens, text), final_ids = both, None
+        else:
+            input_tokens, final_ids = counter.count_whole_reusing_texts(final.messages, final.tools)
         b.full_counts += 1
     else:
         input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids where they spare a render
@@ -153,7 +158,7 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         context_limit=request.context_limit, max_new_tokens=request.max_new_tokens, margin=request.margin,
         fill_order=list(request.fill_order), kept_evidence=kept_evidence, dropped_evidence=dropped_evidence,
         kept_turns=kept_turns, dropped_turns=dropped_turns, trace=b.trace, counter=counter.identity,
-        request=request), counter, ids=final_ids)
+        request=request), counter, ids=final_ids, rendered=text)
 
 
 def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
