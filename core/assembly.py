@@ -152,13 +152,15 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         raise AssemblyInvariantError(f"final request has {input_tokens} tokens, over the allowance {budget}")
 
     _place(b.trace, final.origins, request)
-    return mark_not_rendered(AssemblyResult(
+    result = AssemblyResult(
         strategy="assemble", request_id=request.id, messages=final.messages, tools=final.tools,
         input_tokens=input_tokens, input_budget=budget, remaining_tokens=budget - input_tokens,
         context_limit=request.context_limit, max_new_tokens=request.max_new_tokens, margin=request.margin,
         fill_order=list(request.fill_order), kept_evidence=kept_evidence, dropped_evidence=dropped_evidence,
         kept_turns=kept_turns, dropped_turns=dropped_turns, trace=b.trace, counter=counter.identity,
-        request=request), counter, ids=final_ids, rendered=text)
+        request=None)
+    result.request = request  # validated already: given to the constructor, its whole-request checks would run again
+    return mark_not_rendered(result, counter, ids=final_ids, rendered=text)
 
 
 def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
