@@ -17,6 +17,7 @@ Two ways of counting reach the same decisions, trace and bytes:
 """
 from __future__ import annotations
 
+from .assembly_evidence import fill_evidence
 from .assembly_fast import FastBuilder
 from .assembly_memo import memo_for
 from .assembly_reference import Builder, PredictionMismatch
@@ -27,8 +28,8 @@ from .repeats import repeated_text
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
-from .render import QUESTION_PREFIX, evidence_ranking, exchange_id, render
-from .result import AssemblyResult, TraceEntry, trace_entry
+from .render import QUESTION_PREFIX, exchange_id, render
+from .result import ITEM_FIELDS, AssemblyResult, TraceEntry, valid_entry
 
 
 class AssemblyStats(dict):
@@ -100,6 +101,7 @@ def _texts(request: Request):
 
 def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyResult:
     budget = request.input_budget
+    text = None  # the final request's rendered text, where its count gave it
     b.require_item("instructions", 0, "instructions", b.selection.add(instructions=True),
                    "required: system instructions")
     for i, tool in enumerate(request.tools):
@@ -122,22 +124,21 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         if section == "history":
             kept_turns, dropped_turns = _fill_history(b, budget)
         else:
-            kept_evidence, dropped_evidence = _fill_evidence(b, budget)
+            kept_evidence, dropped_evidence = fill_evidence(b, budget)
 
     # The complete request is tokenised once more, uncached, and must equal the running count (``count_whole``:
     # every span of it encoded, without building the id list where the counter can render without the ids). The
     # default's last near-allowance check may have been that count: the final request, tokenised whole here.
     final = render(request, b.selection, getattr(b, "blocks", None),
                    b._turn_messages if isinstance(b, FastBuilder) else None)  # the messages its counts rendered
-    text = None  # the final request's rendered text, where its count gave it (``mark_not_rendered`` reads it)
     if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
         input_tokens, final_ids = b.tokenised[1], None
-    elif b.reuses_texts:  # every span counted, the ones whose text was counted alone taken from there (span memo)
-        both = counter.count_and_render_text(final.messages, final.tools)  # the count and the text of one rendering
-        if both is None:
-            input_tokens, final_ids = counter.count_whole_reusing_texts(final.messages, final.tools)
-        else:
+    elif b.reuses_texts:  # every span counted, the ones whose text was counted alone taken from there (span memo);
+        both = counter.count_and_render_text(final.messages, final.tools)  # and its text, where one rendering gives both
+        if both is not None:
             (input_tokens, text), final_ids = both, None
+        else:
+            input_tokens, final_ids = counter.count_whole_reusing_texts(final.messages, final.tools)
         b.full_counts += 1
     else:
         input_tokens, final_ids = counter.count_whole(final.messages, final.tools)  # ids where they spare a render
@@ -151,13 +152,15 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         raise AssemblyInvariantError(f"final request has {input_tokens} tokens, over the allowance {budget}")
 
     _place(b.trace, final.origins, request)
-    return mark_not_rendered(AssemblyResult(
+    result = AssemblyResult(
         strategy="assemble", request_id=request.id, messages=final.messages, tools=final.tools,
         input_tokens=input_tokens, input_budget=budget, remaining_tokens=budget - input_tokens,
         context_limit=request.context_limit, max_new_tokens=request.max_new_tokens, margin=request.margin,
         fill_order=list(request.fill_order), kept_evidence=kept_evidence, dropped_evidence=dropped_evidence,
         kept_turns=kept_turns, dropped_turns=dropped_turns, trace=b.trace, counter=counter.identity,
-        request=request), counter, ids=final_ids, text=text)
+        request=None)
+    result.request = request  # validated already: given to the constructor, its whole-request checks would run again
+    return mark_not_rendered(result, counter, ids=final_ids, rendered=text)
 
 
 def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
@@ -173,8 +176,8 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
         if stopped_at is None and total <= budget:
             b.take(candidate(), total)
             kept += 1
-            b.trace.append(trace_entry(section="history", id=ids[t], decision="kept", tokens=marginal, rank=rank,
-                                      reason=f"fits: {total} of {budget} tokens after it"))
+            b.trace.append(valid_entry("history", ids[t], "kept", marginal, f"fits: {total} of {budget} tokens after it",
+                                       rank, given=ITEM_FIELDS))
             continue
         dropped += 1
         if stopped_at is None:
@@ -182,32 +185,7 @@ def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
             reason = f"does not fit: needs {marginal}, {budget - b.tokens} left"
         else:
             reason = f"older than {stopped_at}, which did not fit (history stops at the first misfit)"
-        b.trace.append(trace_entry(section="history", id=ids[t], decision="dropped", tokens=marginal, rank=rank,
-                                  reason=reason))
-    return kept, dropped
-
-
-def _fill_evidence(b: Builder, budget: int) -> tuple[list[str], list[str]]:
-    """Passages by score (ties by id); one that does not fit is skipped and the next is tried."""
-    request = b.request
-    kept: list[str] = []
-    dropped: list[str] = []
-    for rank, i in enumerate(evidence_ranking(request), start=1):
-        passage = request.evidence[i]
-        def candidate(i=i):
-            return b.selection.add(evidence=b.selection.evidence + (i,))
-        total, marginal = b.attempt("evidence", i, candidate)
-        if total <= budget:
-            b.take(candidate(), total)
-            kept.append(passage.id)
-            b.trace.append(trace_entry(section="evidence", id=passage.id, decision="kept", tokens=marginal,
-                                       reason=f"fits: {total} of {budget} tokens after it", rank=rank,
-                                       score=passage.score, source=passage.source))
-        else:
-            dropped.append(passage.id)
-            b.trace.append(trace_entry(section="evidence", id=passage.id, decision="dropped", tokens=marginal,
-                                       reason=f"does not fit: needs {marginal}, {budget - b.tokens} left", rank=rank,
-                                       score=passage.score, source=passage.source))
+        b.trace.append(valid_entry("history", ids[t], "dropped", marginal, reason, rank, given=ITEM_FIELDS))
     return kept, dropped
 
 

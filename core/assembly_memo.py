@@ -5,7 +5,7 @@ the default assembly works out before it weighs an item against the allowance de
 content and the counter alone: the passages and tool results neutralised against the counter's control
 tokens, whether a Jinja template may compare two user messages by value, each item's text count, what the
 template does with whitespace at a message's edges, each history turn's shape and the shape constants
-learned from probe requests, and each passage's rendered ``<evidence>`` block. ``memo_for`` keeps that per
+learned from probe requests, each passage's rendered ``<evidence>`` block and each history turn's chat messages. ``memo_for`` keeps that per
 counter (on the counter object, so another counter never sees it), keyed by the request's whole content
 except its budget fields (``content_key``): a request that differs in any text, id, score, order, tool,
 tool call, grant or policy field is another entry. Decisions, the trace and the final complete count are
@@ -28,7 +28,8 @@ MEMO_REQUESTS = 4
 # Request fields a replay edits: the only ones left out of the key.
 BUDGET_FIELDS = frozenset({"context_limit", "max_new_tokens", "margin", "fill_order"})
 # What ``FastBuilder`` learns that depends on the request's content and the counter only.
-BUILDER_STATE = ("constants", "_text_memo", "_trims", "_apart")
+# ``_built_turns``: each history turn's chat messages (frozen models), which its probes and final renders hold.
+BUILDER_STATE = ("constants", "_text_memo", "_trims", "_apart", "_built_turns")
 BUILDER_ONCE = ("_merges_users", "_shapes")  # learned once (None until then)
 
 

@@ -57,6 +57,7 @@ class EvidenceBlocks:
     def __init__(self, request: Request) -> None:
         self.evidence = request.evidence
         self._made: dict[int, str] = {}
+        self.ranking: tuple | None = None  # (evidence, its ranking, plain): ``core.assembly_evidence._ranking``
 
     def __call__(self, index: int) -> str:
         block = self._made.get(index)

@@ -91,13 +91,14 @@ def missing_tools(tools: Sequence[ToolDefinition], rendered: str) -> list[str]:
 
 
 def mark_not_rendered(result: AssemblyResult, counter: TokenCounter, *, ids: Sequence[int] | None = None,
-                      text: str | None = None) -> AssemblyResult:
+                      rendered: str | None = None) -> AssemblyResult:
     """``result`` with each sent entry whose item the template left out marked ``not rendered`` (0 tokens, a
     reason) and its tokens moved to the template entry. Unchanged when nothing is missing or rendering fails.
-    ``ids``, the token ids of the result's request, spare a render where the counter can decode them; ``text``,
-    its ``render_text`` where already at hand (``TokenCounter.count_and_render_text``), spares it too."""
+    ``ids``, the token ids of the result's request, spare a render where the counter can decode them; so does
+    ``rendered``, its ``render_text`` (``count_and_render_text`` gave it with the final count)."""
     try:
-        rendered = text if text is not None else counter.text_of_ids(ids) if ids is not None else None
+        if rendered is None and ids is not None:
+            rendered = counter.text_of_ids(ids)
         if rendered is None:
             rendered = counter.render_text(result.messages, result.tools)
     except CounterError:

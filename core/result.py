@@ -22,6 +22,7 @@ Decision = Literal["kept", "dropped", "required", "pinned", "summarised", "not p
 DECISIONS: tuple[str, ...] = ("required", "pinned", "kept", "summarised", "dropped", "not permitted", "not rendered")
 # decisions whose item is not in the prompt as itself ("not permitted": removed before selection, seed 001 3.3;
 # "not rendered": sent, but the chat template left it out of the prompt it renders)
+_DECISION_SET = frozenset(DECISIONS)
 NOT_SENT: tuple[str, ...] = ("dropped", "summarised", "not permitted", "not rendered")
 # Sections in prompt order, as the trace and the inspector name them.
 SECTION_ORDER: tuple[str, ...] = ("template", "instructions", "tools", "history", "current",
@@ -52,6 +53,61 @@ def trace_entry(**fields: Any) -> TraceEntry:
     ``BaseModel.__init__``'s Python around it, which costs twice the validation itself: an assembly builds one
     entry per candidate, and at a small limit that adds up to more than the request's count."""
     return _validate_entry(fields)
+
+
+_new, _set = object.__new__, object.__setattr__
+ITEM_FIELDS = frozenset(("section", "id", "decision", "tokens", "reason", "rank"))  # a history turn's entry
+PASSAGE_FIELDS = ITEM_FIELDS | {"score", "source"}  # a passage's
+
+
+def _made(section: str, id: str, decision: str, tokens: int, reason: str, rank: int | None,
+          score: float | None, source: str | None, given: frozenset) -> TraceEntry:
+    entry = _new(TraceEntry)
+    _set(entry, "__dict__", {"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason,
+                             "rank": rank, "score": score, "source": source, "message_indices": []})
+    fields = set(ITEM_FIELDS)  # 16 slots for up to 9 names (``set(given)`` of 8 sizes its table for 32: 728 bytes)
+    if given is PASSAGE_FIELDS:
+        fields.add("score")
+        fields.add("source")
+    elif given is not ITEM_FIELDS:
+        fields = set(given)
+    _set(entry, "__pydantic_fields_set__", fields)
+    _set(entry, "__pydantic_extra__", {})
+    _set(entry, "__pydantic_private__", None)
+    return entry
+
+
+def _state(entry: TraceEntry) -> tuple:
+    return (type(entry), entry.__dict__, entry.__pydantic_fields_set__, entry.__pydantic_extra__,
+            entry.__pydantic_private__, [type(v) for v in entry.__dict__.values()])
+
+
+def _made_as_validated() -> bool:
+    """Whether ``_made`` gives exactly the object ``trace_entry`` validates (this pydantic's instance state)."""
+    fields = dict(section="evidence", id="p", decision="dropped", tokens=3, reason="r", rank=2, score=0.5, source="s")
+    short = {k: v for k, v in fields.items() if k in ITEM_FIELDS}
+    return (_state(_made(**fields, given=PASSAGE_FIELDS)) == _state(trace_entry(**fields))
+            and _state(_made(**short, score=None, source=None, given=ITEM_FIELDS)) == _state(trace_entry(**short)))
+
+
+MADE_OK = _made_as_validated()
+
+
+def valid_entry(section: str, id: str, decision: str, tokens: int, reason: str, rank: int | None = None,
+                score: float | None = None, source: str | None = None, given: frozenset = PASSAGE_FIELDS
+                ) -> TraceEntry:
+    """``trace_entry`` of the fields named in ``given`` (the others at their defaults), built without validation
+    where each value already has the exact type the schema gives it (``str``, an ``int`` for tokens and rank,
+    a ``float`` score: validation would return the same objects) and this pydantic's instances are what ``_made``
+    makes (``MADE_OK``, checked at import); else validated. An assembly makes one per candidate."""
+    if (MADE_OK and id.__class__ is str and tokens.__class__ is int and reason.__class__ is str
+            and (rank is None or rank.__class__ is int) and (score is None or score.__class__ is float)
+            and (source is None or source.__class__ is str) and decision in _DECISION_SET
+            and section.__class__ is str):
+        return _made(section, id, decision, tokens, reason, rank, score, source, given)
+    fields = {"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason, "rank": rank,
+              "score": score, "source": source}
+    return _validate_entry({k: v for k, v in fields.items() if k in given})
 
 
 class AssemblyResult(BaseModel):

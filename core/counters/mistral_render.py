@@ -49,6 +49,7 @@ from .tekken_cuts import JOIN, TEKKEN_PATTERN, Joined, _plain, joined_count
 # each match it finds.
 SLICE = 1 << 12  # characters: a span longer than this is counted a slice at a time
 _CUT = ">\n<"
+LONG_KEPT, LONG_MAX = 4, 1 << 16  # long uncut texts whose counts a renderer remembers, and their largest size
 _SURROGATE = re.compile("[\ud800-\udfff]")  # the only code points UTF-8 cannot encode
 
 
@@ -113,6 +114,7 @@ class V3Tekken(V3Checks):
         self._sliceable = raw._model._pat_str == TEKKEN_PATTERN
         self._json_memo: dict[tuple, str] = {}  # tool calls' and results' JSON by content
         self._cuts: dict[str, tuple] = {}  # a joined text's first and last cut (``_joined_count``)
+        self._long: dict[str, int] = {}  # long texts without a cut -> their count (``_long_count``)
         self._passed: set = set()  # tool call (name, id) pairs and result ids that passed ``_validate``'s checks
 
     def token_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> list[int]:
@@ -223,6 +225,8 @@ class V3Tekken(V3Checks):
         if len(text) > SLICE:
             if not self._sliceable:
                 return len(self._encode(text))
+            if _CUT not in text:  # encoded whole (the tool list's JSON, in every complete count): a few remembered
+                return self._long_count(text)
             total, start = 0, 0
             while True:
                 cut = text.find(_CUT, start)
@@ -262,6 +266,18 @@ class V3Tekken(V3Checks):
         except Exception:  # noqa: BLE001 - not sure of it: no pieces
             return None
         return [p for p in out if p != ""]
+
+    def _long_count(self, text: str) -> int:
+        """``len(encode(text))`` of a long text without a cut, the last ``LONG_KEPT`` of them (up to ``LONG_MAX``
+        characters each) remembered: the tool list's JSON is the same long span in every count of a request."""
+        value = self._long.get(text)
+        if value is None:
+            value = len(self._encode(text))
+            if len(text) <= LONG_MAX:
+                if len(self._long) >= LONG_KEPT:
+                    self._long.pop(next(iter(self._long)))
+                self._long[text] = value
+        return value
 
     def render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> str:
         """mistral-common's decode of the ids with control tokens kept: each span between control tokens decodes
