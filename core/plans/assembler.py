@@ -12,7 +12,7 @@ from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import AssemblyCancelled, CapabilityError, ContextBudgetError
 from ..neutralise import mark_result, neutralise_sections
-from ..result import NOT_SENT, AssemblyResult, TraceEntry
+from ..result import NOT_SENT, AssemblyResult, trace_entry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
 from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
@@ -261,7 +261,7 @@ class ContextAssembler:
         """The result and its trace. A partial prompt no template accepts costs nothing in the trace
         (its tokens stay in the template entry, so the figures still add up)."""
         current = counts.current
-        trace = [TraceEntry(section="template", id="chat-template", decision="required", tokens=0,
+        trace = [trace_entry(section="template", id="chat-template", decision="required", tokens=0,
                             reason="chat template, role markers and generation prefix")]
         messages, moved = self._render(states, current), None
         if getattr(self, "_merge_turns", False):
@@ -287,7 +287,7 @@ class ContextAssembler:
             costs = counts.kept_costs(name, list(outcome.entries))
             for m, cost in zip(outcome.entries, costs):
                 summary = next((s for s in outcome.summaries if s.message.id == m.id), None)
-                entry = TraceEntry(section=name, id=m.id or "", decision="pinned" if m.pinned else "kept", tokens=cost,
+                entry = trace_entry(section=name, id=m.id or "", decision="pinned" if m.pinned else "kept", tokens=cost,
                                    reason=("pinned: never evicted" if m.pinned else
                                            f"summary replacing {len(summary.replaces)} message(s)" if summary else
                                            "fits its section's allowance"),
@@ -305,11 +305,11 @@ class ContextAssembler:
             why = _compaction_reason(st, out, costs, outcome)
             for m, alone in out:
                 if m.id in summarised:
-                    trace.append(TraceEntry(section=name, id=m.id or "", decision="summarised", tokens=alone,
+                    trace.append(trace_entry(section=name, id=m.id or "", decision="summarised", tokens=alone,
                                             reason=f"replaced by summary {summarised[m.id].id}; {why}",
                                             summary_id=summarised[m.id].id))
                 else:
-                    trace.append(TraceEntry(section=name, id=m.id or "", decision="dropped", tokens=alone,
+                    trace.append(trace_entry(section=name, id=m.id or "", decision="dropped", tokens=alone,
                                             reason=f"evicted by {why}"))
         sent = sum(e.tokens for e in trace[1:] if e.decision not in NOT_SENT)
         trace[0] = trace[0].model_copy(update={"tokens": input_tokens - sent})

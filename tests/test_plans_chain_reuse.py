@@ -1,0 +1,91 @@
+"""A chain walk answers the very list it walked before from that walk, and keeps the last two lists walked per
+section: a commit asks about the list it replaces (the pins) and the committed one, which is usually the
+strategy's last question, and the trace asks about the committed list again. Same bytes as the reference
+with pins anywhere, under every strategy; asked twice, a list gets the costs a fresh walk gives."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import default_counter
+from test_plan_fast_counting import TEXT, Fixed, outcome
+
+from core import ContextAssembler, ContextPlan, Message, SectionPlan, SummariseSpan
+from core.plans.lists import _where_lists_part
+
+STRATEGIES = ("drop-oldest", "pin-and-fold", "newest-turns", "summarise-span")
+
+
+def test_the_same_list_parts_nowhere():
+    entries = [object() for _ in range(5)]
+    assert _where_lists_part(entries, list(entries)) == (5, 0, 5)
+    assert _where_lists_part([], []) == (0, 0, 0)
+    assert _where_lists_part(entries, entries[1:]) == (0, 1, 0)
+
+
+@st.composite
+def histories(draw):
+    turns = draw(st.integers(2, 14))
+    history = []
+    for t in range(turns):
+        history.append(Message(role="user", content=draw(TEXT) or "u", id=f"u{t}", pinned=draw(st.booleans())
+                               and draw(st.booleans())))
+        if draw(st.integers(0, 4)):  # now and then two user messages in a row
+            history.append(Message(role="assistant", content=draw(TEXT) or "a", id=f"a{t}",
+                                   pinned=draw(st.integers(0, 5)) == 0))
+    return history
+
+
+@given(histories(), st.sampled_from(STRATEGIES), st.floats(0.0, 1.0), st.booleans(), st.sampled_from([None, 0.5]))
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_reused_walks_give_the_reference_bytes(history, compaction, where, tail, share):
+    counter = default_counter()
+    sections = [SectionPlan("system", pinned=True), SectionPlan("notes", share=0.1, compaction="drop-oldest"),
+                SectionPlan("recent", share=share, compaction=compaction)]
+    data = {"system": [Message(role="system", content="Be brief.")], "recent": history,
+            "notes": [Message(role="user", content="A note.", id="n0"), Message(role="assistant", content="Ok.", id="n1")]}
+    if tail:
+        sections.append(SectionPlan("question", pinned=True))
+        data["question"] = [Message(role="user", content="What now?", id="q")]
+    strategies = {"summarise-span": SummariseSpan(Fixed(), max_summary_tokens=16)}
+    roomy = outcome(ContextAssembler(ContextPlan(sections=tuple(sections), budget_tokens=10 ** 6), counter,
+                                     strategies=strategies, reference=True), data)
+    if isinstance(roomy, Exception):
+        return
+    budget = max(8, int(roomy.input_tokens * where))
+    plan = ContextPlan(sections=tuple(sections), budget_tokens=budget, reserve_output_tokens=0)
+    reference = outcome(ContextAssembler(plan, counter, strategies=strategies, reference=True), data)
+    fast = outcome(ContextAssembler(plan, counter, strategies=strategies), data)
+    if isinstance(reference, Exception):
+        assert str(fast) == str(reference)
+        return
+    assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json()
+
+
+def test_a_list_asked_again_after_another_gets_a_fresh_walks_costs():
+    counter = default_counter()
+    plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction="drop-oldest"),
+                                 SectionPlan("q", pinned=True)), budget_tokens=10 ** 5)
+    recent = [Message(role="user" if i % 3 else "assistant", content=f"message {i}.", id=f"m{i}") for i in range(12)]
+    data = {"system": [Message(role="system", content="Be brief.")], "recent": recent,
+            "q": [Message(role="user", content="What now?", id="q")]}
+    seen = {}
+
+    class Recording:  # a strategy that asks about one list, another, and the first again
+        def thresholds(self, budget_tokens):
+            return (budget_tokens,)
+
+        def compact(self, entries, *, budget_tokens, count):
+            from core.plans.strategies import CompactionOutcome
+
+            seen["first"] = count(list(entries[2:]))
+            seen["other"] = count(list(entries[5:]))
+            seen["again"] = count(list(entries[2:]))
+            return CompactionOutcome(tuple(entries[2:]), tuple(entries[:2]))
+
+    small = plan.model_copy(update={"budget_tokens": 60})
+    fast = ContextAssembler(small, counter, strategies={"drop-oldest": Recording()}).assemble(data)
+    reference = ContextAssembler(small, counter, strategies={"drop-oldest": Recording()}, reference=True)
+    asked = dict(seen)
+    slow = reference.assemble(data)
+    assert asked == seen and seen["first"] == seen["again"]
+    assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
