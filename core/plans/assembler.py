@@ -16,7 +16,7 @@ from ..result import NOT_SENT, AssemblyResult, trace_entry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
 from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
-from .seams import passage
+from .seams import block_of
 from .strategies import (ByScore, CompactionOutcome, CompactionStrategy, DropOldest, NewestTurns, PinAndFold,
                          SummariseSpan)
 from .summaries import SummaryStore
@@ -95,7 +95,9 @@ class ContextAssembler:
         # A template that demands strict user/assistant alternation (Mistral Nemo, Gemma 3) refuses two user
         # messages in a row, which pins and folds produce: such messages are sent joined, as one turn.
         merge = self._merge_turns = strict_alternation(self.counter)
-        render = (lambda st, view: merge_turns(self._render(st, view))[0]) if merge else self._render
+        blocks: dict = {}  # each passage's evidence block, built once for every render of the prompt
+        render = ((lambda st, view: merge_turns(self._render(st, view, blocks))[0]) if merge
+                  else (lambda st, view: self._render(st, view, blocks)))
 
         def run(counts_class: type[PlanCounts]) -> AssemblyResult:
             states = [_SectionState(s, [self._message(m, s) for m in sections.get(s.name, ())])
@@ -114,6 +116,7 @@ class ContextAssembler:
                 if repeated:  # what one entry adds depends on another: count it whole, and say so
                     counts_class, notes[:] = PlanCounts, [f"assembled with the reference method: {repeated}"]
             counts = counts_class(self.counter, states, tools, render)
+            counts.block_memo = blocks
             runs.append(counts)
             try:
                 result = self._assemble(states, counts, list(tools), budget, cancel)
@@ -220,15 +223,21 @@ class ContextAssembler:
         return self._result(states, counts, tools, input_tokens, budget)
 
     @staticmethod
-    def _render(states: list[_SectionState], view: Mapping[str, Sequence[Message]]) -> list[ChatMessage]:
-        """Messages in plan order; passage sections go into their target's first user message."""
+    def _render(states: list[_SectionState], view: Mapping[str, Sequence[Message]],
+                blocks: dict | None = None) -> list[ChatMessage]:
+        """Messages in plan order; passage sections go into their target's first user message (``blocks``:
+        the passages' evidence blocks by message, ``seams.block_of``'s memo, filled as they are met)."""
         from ..contracts import Evidence
         from ..render import user_content
 
         passages: dict[str, list[Evidence]] = {}
+        texts: dict[str, list[str]] = {}
+        memo = {} if blocks is None else blocks
         for st in states:
             if st.plan.into is not None:
-                passages.setdefault(st.plan.into, []).extend(passage(m) for m in view[st.plan.name])
+                made = [block_of(memo, m) for m in view[st.plan.name]]
+                passages.setdefault(st.plan.into, []).extend(e for e, _ in made)
+                texts.setdefault(st.plan.into, []).extend(b for _, b in made)
         messages: list[ChatMessage] = []
         for st in states:
             if st.plan.into is not None:
@@ -237,8 +246,8 @@ class ContextAssembler:
             for m in view[st.plan.name]:
                 message = m.chat()
                 if not placed and m.role == "user":
-                    message = message.model_copy(update={"content": user_content(m.content or "",
-                                                                                  passages[st.plan.name])})
+                    message = message.model_copy(update={"content": user_content(
+                        m.content or "", passages[st.plan.name], texts[st.plan.name])})
                     placed = True
                 messages.append(message)
         return messages
@@ -263,7 +272,7 @@ class ContextAssembler:
         current = counts.current
         trace = [trace_entry(section="template", id="chat-template", decision="required", tokens=0,
                             reason="chat template, role markers and generation prefix")]
-        messages, moved = self._render(states, current), None
+        messages, moved = self._render(states, current, getattr(counts, "block_memo", None)), None
         if getattr(self, "_merge_turns", False):
             messages, moved = merge_turns(messages)
         where: dict[tuple[str, str], int] = {}

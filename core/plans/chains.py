@@ -8,7 +8,6 @@ from typing import Any
 
 from ..contracts import ChatMessage
 from ..errors import CounterError
-from ..render import user_content
 from .counts import _UNSTABLE
 from .lists import _at, _back, _same_context, _same_run, _where_lists_part
 from .seams import (_STUB, _compress_runs, _joins, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
@@ -155,7 +154,7 @@ class ChainCosts:
             states.append(_back((previous, previous_text, trail, last, previous_user), size + k))
             if not _plain(message):
                 return None, None
-            text = user_content(message.content, [self._evidence(b) for b in blocks]) if host == k else message.content
+            text = self._carrying(message.content, blocks) if host == k else message.content
             moves: list[Any] | None = None
             n = len(earlier) + k
             if message.role == "user":
@@ -281,7 +280,7 @@ class ChainCosts:
                 if blocks:
                     key = (id(message), tuple(map(id, blocks)))
                     if self._host_text[0] != key:
-                        self._host_text = (key, user_content(message.content or "", [self._evidence(b) for b in blocks]))
+                        self._host_text = (key, self._carrying(message.content or "", blocks))
                     return self._host_text[1]
         return message.content or ""
 
