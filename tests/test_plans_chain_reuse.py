@@ -115,3 +115,20 @@ def test_hf_tool_turns_between_pinned_users_trace_costs(toy_tokenizer_dir):
     reference = ContextAssembler(plan, counter, reference=True).assemble(data)
     fast = ContextAssembler(plan, counter).assemble(data)
     assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json()
+
+
+@pytest.mark.parametrize("limit", [3000, 6000, 12000])
+def test_seed_003_as_a_plan_tool_exchange_after_the_question(limit):
+    """The trace's prefixes of a pinned tool exchange after the question that carries the passages: the cut between
+    the call and its result is a variant counted with the span memo (and the passages' blocks and messages shared
+    by every render of the assembly)."""
+    from benchmarks.workload import large_request
+
+    from core import make_counter, parse_request
+    from core.plans import plan_from_request
+
+    plan, sections, tools = plan_from_request(parse_request(large_request(40, 12, 3, context_limit=limit)))
+    reference = ContextAssembler(plan, make_counter("mistral:"), reference=True).assemble(sections, tools=tools)
+    fast = ContextAssembler(plan, make_counter("mistral:")).assemble(sections, tools=tools)
+    assert fast.counting_note is None
+    assert fast.to_json() == reference.to_json()

@@ -95,7 +95,7 @@ class ContextAssembler:
         # A template that demands strict user/assistant alternation (Mistral Nemo, Gemma 3) refuses two user
         # messages in a row, which pins and folds produce: such messages are sent joined, as one turn.
         merge = self._merge_turns = strict_alternation(self.counter)
-        blocks: dict = {}  # each passage's evidence block, built once for every render of the prompt
+        blocks: dict = {}  # what every render of the prompt shares: passages' evidence blocks, ChatMessages
         render = ((lambda st, view: merge_turns(self._render(st, view, blocks))[0]) if merge
                   else (lambda st, view: self._render(st, view, blocks)))
 
@@ -225,8 +225,9 @@ class ContextAssembler:
     @staticmethod
     def _render(states: list[_SectionState], view: Mapping[str, Sequence[Message]],
                 blocks: dict | None = None) -> list[ChatMessage]:
-        """Messages in plan order; passage sections go into their target's first user message (``blocks``:
-        the passages' evidence blocks by message, ``seams.block_of``'s memo, filled as they are met)."""
+        """Messages in plan order; passage sections go into their target's first user message. ``blocks``: what
+        the assembly's renders made, by message object (the passages' evidence blocks, ``seams.block_of``'s memo,
+        and each message's ``ChatMessage``), filled as they are met."""
         from ..contracts import Evidence
         from ..render import user_content
 
@@ -244,7 +245,10 @@ class ContextAssembler:
                 continue
             placed = st.plan.name not in passages
             for m in view[st.plan.name]:
-                message = m.chat()
+                hit = memo.get(("chat", id(m)))  # (every render of the assembly shares a message's ChatMessage)
+                if hit is None or hit[0] is not m:
+                    hit = memo[("chat", id(m))] = (m, m.chat())
+                message = hit[1]
                 if not placed and m.role == "user":
                     message = message.model_copy(update={"content": user_content(
                         m.content or "", passages[st.plan.name], texts[st.plan.name])})
