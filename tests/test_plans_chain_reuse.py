@@ -132,3 +132,47 @@ def test_seed_003_as_a_plan_tool_exchange_after_the_question(limit):
     fast = ContextAssembler(plan, make_counter("mistral:")).assemble(sections, tools=tools)
     assert fast.counting_note is None
     assert fast.to_json() == reference.to_json()
+
+
+def _newest_turns_as_before(entries, budget_tokens, count):
+    """NewestTurns.compact as it was written before its candidates were sliced (session 8): the oracle."""
+    turns = []
+    for m in entries:
+        if m.role == "user" or not turns:
+            turns.append([m])
+        else:
+            turns[-1].append(m)
+    keep = [any(m.pinned for m in turn) for turn in turns]
+    stopped = False
+    for t in reversed(range(len(turns))):
+        if keep[t] or stopped:
+            continue
+        candidate = [m for u, turn in enumerate(turns) if keep[u] or u == t for m in turn]
+        if count(candidate) <= budget_tokens:
+            keep[t] = True
+        else:
+            stopped = True
+    return (tuple(m for t, turn in enumerate(turns) if keep[t] for m in turn),
+            tuple(m for t, turn in enumerate(turns) if not keep[t] for m in turn))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]), st.booleans(), st.integers(1, 9)),
+                max_size=30), st.integers(0, 120))
+@settings(max_examples=300, deadline=None)
+def test_newest_turns_asks_the_same_lists_as_before(shape, budget):
+    from core.plans.strategies import NewestTurns
+
+    entries = [Message(role=role, content="x" * size, id=f"m{i}", pinned=pin and i % 3 == 0)
+               for i, (role, pin, size) in enumerate(shape)]
+    asked, asked_before = [], []
+
+    def count_into(log):
+        def count(candidate):
+            log.append([m.id for m in candidate])
+            return sum(len(m.content) + 2 for m in candidate)
+        return count
+
+    outcome = NewestTurns().compact(tuple(entries), budget_tokens=budget, count=count_into(asked))
+    kept, evicted = _newest_turns_as_before(tuple(entries), budget, count_into(asked_before))
+    assert asked == asked_before
+    assert outcome.entries == kept and outcome.evicted == evicted
