@@ -12,11 +12,11 @@ from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import AssemblyCancelled, CapabilityError, ContextBudgetError
 from ..neutralise import mark_result, neutralise_sections
-from ..result import NOT_SENT, AssemblyResult, TraceEntry
+from ..result import NOT_SENT, AssemblyResult, trace_entry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
 from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
-from .seams import passage
+from .seams import block_of
 from .strategies import (ByScore, CompactionOutcome, CompactionStrategy, DropOldest, NewestTurns, PinAndFold,
                          SummariseSpan)
 from .summaries import SummaryStore
@@ -95,7 +95,9 @@ class ContextAssembler:
         # A template that demands strict user/assistant alternation (Mistral Nemo, Gemma 3) refuses two user
         # messages in a row, which pins and folds produce: such messages are sent joined, as one turn.
         merge = self._merge_turns = strict_alternation(self.counter)
-        render = (lambda st, view: merge_turns(self._render(st, view))[0]) if merge else self._render
+        blocks: dict = {}  # what every render of the prompt shares: passages' evidence blocks, ChatMessages
+        render = ((lambda st, view: merge_turns(self._render(st, view, blocks))[0]) if merge
+                  else (lambda st, view: self._render(st, view, blocks)))
 
         def run(counts_class: type[PlanCounts]) -> AssemblyResult:
             states = [_SectionState(s, [self._message(m, s) for m in sections.get(s.name, ())])
@@ -114,6 +116,7 @@ class ContextAssembler:
                 if repeated:  # what one entry adds depends on another: count it whole, and say so
                     counts_class, notes[:] = PlanCounts, [f"assembled with the reference method: {repeated}"]
             counts = counts_class(self.counter, states, tools, render)
+            counts.block_memo = blocks
             runs.append(counts)
             try:
                 result = self._assemble(states, counts, list(tools), budget, cancel)
@@ -220,25 +223,35 @@ class ContextAssembler:
         return self._result(states, counts, tools, input_tokens, budget)
 
     @staticmethod
-    def _render(states: list[_SectionState], view: Mapping[str, Sequence[Message]]) -> list[ChatMessage]:
-        """Messages in plan order; passage sections go into their target's first user message."""
+    def _render(states: list[_SectionState], view: Mapping[str, Sequence[Message]],
+                blocks: dict | None = None) -> list[ChatMessage]:
+        """Messages in plan order; passage sections go into their target's first user message. ``blocks``: what
+        the assembly's renders made, by message object (the passages' evidence blocks, ``seams.block_of``'s memo,
+        and each message's ``ChatMessage``), filled as they are met."""
         from ..contracts import Evidence
         from ..render import user_content
 
         passages: dict[str, list[Evidence]] = {}
+        texts: dict[str, list[str]] = {}
+        memo = {} if blocks is None else blocks
         for st in states:
             if st.plan.into is not None:
-                passages.setdefault(st.plan.into, []).extend(passage(m) for m in view[st.plan.name])
+                made = [block_of(memo, m) for m in view[st.plan.name]]
+                passages.setdefault(st.plan.into, []).extend(e for e, _ in made)
+                texts.setdefault(st.plan.into, []).extend(b for _, b in made)
         messages: list[ChatMessage] = []
         for st in states:
             if st.plan.into is not None:
                 continue
             placed = st.plan.name not in passages
             for m in view[st.plan.name]:
-                message = m.chat()
+                hit = memo.get(("chat", id(m)))  # (every render of the assembly shares a message's ChatMessage)
+                if hit is None or hit[0] is not m:
+                    hit = memo[("chat", id(m))] = (m, m.chat())
+                message = hit[1]
                 if not placed and m.role == "user":
-                    message = message.model_copy(update={"content": user_content(m.content or "",
-                                                                                  passages[st.plan.name])})
+                    message = message.model_copy(update={"content": user_content(
+                        m.content or "", passages[st.plan.name], texts[st.plan.name])})
                     placed = True
                 messages.append(message)
         return messages
@@ -261,9 +274,9 @@ class ContextAssembler:
         """The result and its trace. A partial prompt no template accepts costs nothing in the trace
         (its tokens stay in the template entry, so the figures still add up)."""
         current = counts.current
-        trace = [TraceEntry(section="template", id="chat-template", decision="required", tokens=0,
+        trace = [trace_entry(section="template", id="chat-template", decision="required", tokens=0,
                             reason="chat template, role markers and generation prefix")]
-        messages, moved = self._render(states, current), None
+        messages, moved = self._render(states, current, getattr(counts, "block_memo", None)), None
         if getattr(self, "_merge_turns", False):
             messages, moved = merge_turns(messages)
         where: dict[tuple[str, str], int] = {}
@@ -287,7 +300,7 @@ class ContextAssembler:
             costs = counts.kept_costs(name, list(outcome.entries))
             for m, cost in zip(outcome.entries, costs):
                 summary = next((s for s in outcome.summaries if s.message.id == m.id), None)
-                entry = TraceEntry(section=name, id=m.id or "", decision="pinned" if m.pinned else "kept", tokens=cost,
+                entry = trace_entry(section=name, id=m.id or "", decision="pinned" if m.pinned else "kept", tokens=cost,
                                    reason=("pinned: never evicted" if m.pinned else
                                            f"summary replacing {len(summary.replaces)} message(s)" if summary else
                                            "fits its section's allowance"),
@@ -305,11 +318,11 @@ class ContextAssembler:
             why = _compaction_reason(st, out, costs, outcome)
             for m, alone in out:
                 if m.id in summarised:
-                    trace.append(TraceEntry(section=name, id=m.id or "", decision="summarised", tokens=alone,
+                    trace.append(trace_entry(section=name, id=m.id or "", decision="summarised", tokens=alone,
                                             reason=f"replaced by summary {summarised[m.id].id}; {why}",
                                             summary_id=summarised[m.id].id))
                 else:
-                    trace.append(TraceEntry(section=name, id=m.id or "", decision="dropped", tokens=alone,
+                    trace.append(trace_entry(section=name, id=m.id or "", decision="dropped", tokens=alone,
                                             reason=f"evicted by {why}"))
         sent = sum(e.tokens for e in trace[1:] if e.decision not in NOT_SENT)
         trace[0] = trace[0].model_copy(update={"tokens": input_tokens - sent})

@@ -8,7 +8,6 @@ from typing import Any
 
 from ..contracts import ChatMessage
 from ..errors import CounterError
-from ..render import user_content
 from .counts import _UNSTABLE
 from .lists import _at, _back, _same_context, _same_run, _where_lists_part
 from .seams import (_STUB, _compress_runs, _joins, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
@@ -50,22 +49,30 @@ class ChainCosts:
         ctx = self._chain_context(name)
         if ctx[2]:  # evidence blocks in the section's first user message: walk it whole
             return self._walk(ctx, entries, 0, ctx[-1], None)[0]
-        cached = self._chain_cache.get(name)
-        resume = None
-        if cached is not None and cached[0] == self._epoch and _same_context(cached[1], ctx):
-            resume = _where_lists_part(cached[2], entries)
+        # the last two lists walked (a commit asks about the committed list and the one it replaces, and
+        # the strategy's last question is usually the list committed)
+        records = [r for r in self._chain_cache.get(name, ()) if r[0] == self._epoch and _same_context(r[1], ctx)]
+        resume = cached = None
+        for record in records:
+            resume = _where_lists_part(record[2], entries)
+            if resume is not None:
+                cached = record
+                break
         if resume is None:
             costs, states = self._walk(ctx, entries, 0, ctx[-1], None)
+        elif resume[0] == len(entries) == len(cached[2]):  # the very list walked before: its costs
+            costs, states, self._walk_end = list(cached[3]), list(cached[4]), cached[5]
         else:
             p, d, rejoin = resume
             old_costs, old_states = cached[3], cached[4]
             costs, states = self._walk(ctx, entries, p, old_states[p] if p < len(old_states) else cached[5],
-                                       (old_costs, old_states, d, rejoin))
+                                       (old_costs, old_states, d, rejoin, cached[5]))
             if costs is not None:
                 costs, states = old_costs[:p] + costs, old_states[:p] + states
         if costs is not None and states is not None:
             end_state = self._walk_end
-            self._chain_cache[name] = (self._epoch, ctx, list(entries), costs, states, end_state)
+            kept = [r for r in records if r[2] is not cached[2]] if cached is not None else records
+            self._chain_cache[name] = [(self._epoch, ctx, list(entries), costs, states, end_state)] + kept[:1]
         return costs
 
     def _chain_context(self, name: str) -> tuple:
@@ -127,12 +134,12 @@ class ChainCosts:
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
-                old_costs, old_states, d, rejoin = resume
+                old_costs, old_states, d, rejoin, old_end = resume
                 was = old_states[k + d] if k + d < len(old_states) else None
                 n = size + k
                 if (was is not None and was[0] is previous and was[4] == previous_user
                         and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
-                    self._walk_end = self._chain_cache[name][5]
+                    self._walk_end = old_end
                     return costs + old_costs[k + d:], states + old_states[k + d:]
                 if (was is not None and was[0] is previous and previous_user and was[4] and None not in
                         (trail, last, was[2], was[3]) and k >= (users_from := users_from if users_from is not None
@@ -141,13 +148,13 @@ class ChainCosts:
                     # moves nothing after here (each entry joins the run the last did), so the last list's costs
                     # hold; its states and end state are the run's start moved to this list's
                     shift = (n - trail) - was[2], (n - last) - was[3]
-                    end = _moved(self._chain_cache[name][5], shift)
+                    end = _moved(old_end, shift)
                     self._walk_end = end
                     return costs + old_costs[k + d:], states + [_moved(x, shift) for x in old_states[k + d:]]
             states.append(_back((previous, previous_text, trail, last, previous_user), size + k))
             if not _plain(message):
                 return None, None
-            text = user_content(message.content, [self._evidence(b) for b in blocks]) if host == k else message.content
+            text = self._carrying(message.content, blocks) if host == k else message.content
             moves: list[Any] | None = None
             n = len(earlier) + k
             if message.role == "user":
@@ -273,7 +280,7 @@ class ChainCosts:
                 if blocks:
                     key = (id(message), tuple(map(id, blocks)))
                     if self._host_text[0] != key:
-                        self._host_text = (key, user_content(message.content or "", [self._evidence(b) for b in blocks]))
+                        self._host_text = (key, self._carrying(message.content or "", blocks))
                     return self._host_text[1]
         return message.content or ""
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
-from ..contracts import ChatMessage, Evidence, ToolDefinition
+from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import CounterError
 from .. import repeats
-from ..render import user_content
 from .chains import ChainCosts
 from .counts import _UNSTABLE, NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
@@ -53,7 +52,8 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         self.memo = _plan_memo(self.counter)
         self._scope_memo: dict | None = None
         self._host_text: tuple[Any, str] = ((), "")
-        self._evidence_memo: dict[int, tuple[Any, Evidence, int | None]] = {}
+        self._evidence_memo: dict[int, tuple[Any, int]] = {}  # a passage's block tokens, by message
+        self.block_memo: dict = {}  # (set by the assembler: its renders' evidence blocks, ``seams.block_of``)
         self._block_ids: dict[int, int] = {}
         self._steps: dict[tuple, tuple] = {}  # a chain step's constant, by the objects around it
         self._block_keep: list[Any] = []  # messages whose ids key _block_ids stay alive
@@ -297,8 +297,8 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         lead, tail = self._lead(name, before), self._trail(name, after)
         blocks = self._blocks(name)
         host = next((m for m in entries if m.role == "user"), None) if blocks else None
-        chats = [m.chat() if m is not host else m.chat().model_copy(update={"content": user_content(
-            m.content or "", [self._evidence(b) for b in blocks])}) for m in entries]
+        chats = [m.chat() if m is not host else m.chat().model_copy(update={"content": self._carrying(
+            m.content or "", blocks)}) for m in entries]
         values: list[int | None] = []
         closings = set()
         for k in range(len(entries) + 1):

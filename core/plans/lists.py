@@ -10,7 +10,8 @@ from typing import Any
 def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | None:
     """Where ``new`` differs from ``old`` by one change in one place (entries dropped, added or replaced
     there; the same objects before and after it): the first index that differs, ``len(old) - len(new)``
-    and the index in ``new`` from which the two hold the same objects again. ``None`` for any other change."""
+    and the index in ``new`` from which the two hold the same objects again (the same list: ``(len, 0, len)``).
+    ``None`` for any other change."""
     step, p = 1, 0
     limit = min(len(old), len(new))
     while p < limit and old[p] is new[p]:  # gallop over the common start: strategies change the front
@@ -22,6 +23,8 @@ def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | 
             step = 1
             p += 1
     d = len(old) - len(new)
+    if p == len(old) == len(new):  # the same list
+        return p, 0, p
     rejoin = p + max(-d, 0) if d else p + 1
     # the rest, compared in place (both have len(new) - rejoin entries from there)
     if rejoin > len(new) or not all(map(operator.is_, islice(new, rejoin, None), islice(old, rejoin + d, None))):

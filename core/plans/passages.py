@@ -7,7 +7,7 @@ from typing import Any
 from ..contracts import Evidence
 from ..render import evidence_block, user_content
 from .counts import _UNSTABLE
-from .seams import _plain, _seam_start, passage
+from .seams import _plain, _seam_start, block_of, passage
 
 
 class PassageCosts:
@@ -117,20 +117,21 @@ class PassageCosts:
         return value
 
     def _evidence(self, message: Any) -> Evidence:
-        hit = self._evidence_memo.get(id(message))
-        if hit is None or hit[0] is not message:
-            hit = (message, passage(message), None)
-            self._evidence_memo[id(message)] = hit
-        return hit[1]
+        return block_of(self.block_memo, message)[0]
+
+    def _carrying(self, question: str, messages: list[Any]) -> str:
+        """``user_content`` of a user message whose text is ``question`` carrying the passages ``messages``."""
+        made = [block_of(self.block_memo, m) for m in messages]
+        return user_content(question, [e for e, _ in made], [b for _, b in made])
 
     def _block_tokens(self, message: Any) -> int:
-        """Tokens of a passage's block on its own, counted once per content."""
+        """Tokens of a passage's block on its own, counted once per content (the block as every render writes
+        it: ``seams.block_of``)."""
         hit = self._evidence_memo.get(id(message))
-        if hit is None or hit[0] is not message or hit[2] is None:
-            evidence = self._evidence(message)
-            hit = (message, evidence, self.counter.text_count(evidence_block(evidence)))
+        if hit is None or hit[0] is not message:
+            hit = (message, self.counter.text_count(block_of(self.block_memo, message)[1]))
             self._evidence_memo[id(message)] = hit
-        return hit[2]
+        return hit[1]
 
     def _first_block(self, question: str, message: Any) -> int:
         """Tokens the first block adds with the preamble and the question's label: its block's own tokens

@@ -10,6 +10,7 @@ from typing import Any
 from ..contracts import ChatMessage, Evidence, ToolCall
 from ..counting import TokenCounter
 from ..errors import CounterError
+from ..render import evidence_block
 
 SEAM_CHARS = 64  # text kept on each side of a seam in a constant's key (to the next whitespace)
 STAND_IN_CHARS = 2048  # text kept at each end of a long message in a small probe prompt
@@ -94,6 +95,17 @@ def passage(message: Any) -> Evidence:
                         score=message.score or 0.0)
     return Evidence.model_construct(id=message.id, source=message.source or "", text=message.content or "",
                                     score=message.score or 0.0, access=None)
+
+
+def block_of(memo: dict, message: Any) -> tuple[Evidence, str]:
+    """``passage(message)`` and its ``evidence_block``, made once per message object in one assembly (``memo``:
+    by identity, the message held so its id is not reused): every render of the prompt writes the same blocks,
+    and the same string object serves the text count."""
+    hit = memo.get(id(message))
+    if hit is None or hit[0] is not message:
+        evidence = passage(message)
+        hit = memo[id(message)] = (message, evidence, evidence_block(evidence))
+    return hit[1], hit[2]
 
 
 def _kind(message: Any) -> str | None:

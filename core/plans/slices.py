@@ -60,7 +60,7 @@ class SliceCosts:
         start = self._section_start(name)
         before = self.counter.full_counts
         try:
-            total = self.counter.count(messages, self.tools)
+            total = self._count(messages)
             variants = self.counter.variant_counts(messages, self.tools, total)
         except CounterError:
             return None, 0, 0
@@ -109,8 +109,8 @@ class SliceCosts:
         before = self.counter.full_counts
         try:
             for variant in countable_variants(messages):
-                try:
-                    return self.counter.count(variant, self.tools)
+                try:  # (with the span memo: the prompt's texts were counted as items)
+                    return self._count(variant)
                 except CounterError:
                     pass
             return None

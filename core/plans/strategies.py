@@ -86,15 +86,23 @@ class NewestTurns(_ComparesWithBudget):
             else:
                 turns[-1].append(m)
         keep = [any(m.pinned for m in turn) for turn in turns]
-        stopped = False
+        # Asked at turn t, every later turn is kept (pinned, or asked and fitted: a misfit ends the questions)
+        # and an earlier one only if pinned: the candidate is the pinned turns before t, then everything from t.
+        flat = [m for turn in turns for m in turn]
+        starts, pins, pins_before, at = [], [], [], 0
+        for t, turn in enumerate(turns):
+            starts.append(at)
+            at += len(turn)
+            pins_before.append(len(pins))
+            if keep[t]:
+                pins += turn
         for t in reversed(range(len(turns))):
-            if keep[t] or stopped:
+            if keep[t]:
                 continue
-            candidate = [m for u, turn in enumerate(turns) if keep[u] or u == t for m in turn]
-            if count(candidate) <= budget_tokens:
+            if count(pins[:pins_before[t]] + flat[starts[t]:]) <= budget_tokens:
                 keep[t] = True
             else:
-                stopped = True
+                break
         kept = tuple(m for t, turn in enumerate(turns) if keep[t] for m in turn)
         evicted = tuple(m for t, turn in enumerate(turns) if not keep[t] for m in turn)
         return CompactionOutcome(kept, evicted)
