@@ -79,6 +79,16 @@ def outcome(assembler, data, **kwargs):
         return exc
 
 
+def same_as_reference(plan, counter, strategies, data) -> None:
+    """The default assembly of ``plan`` is the reference's, byte for byte (or the same error)."""
+    reference = outcome(ContextAssembler(plan, counter, strategies=strategies, reference=True), data)
+    fast = outcome(ContextAssembler(plan, counter, strategies=strategies), data)
+    if isinstance(reference, Exception):
+        assert str(fast) == str(reference)
+        return
+    assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json()
+
+
 def _tool(name: str, *args: str) -> ToolDefinition:
     return ToolDefinition(name=name, description=f"{name.capitalize()} something.", parameters={
         "type": "object", "properties": {a: {"type": "string"} for a in args}, "required": list(args[:1])})
