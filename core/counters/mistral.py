@@ -1,7 +1,6 @@
 """``mistral:<tokenizer>``: a tokenizer file shipped inside ``mistral-common`` (offline, the embedded default)."""
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib
 import json
@@ -12,6 +11,7 @@ from typing import Any, Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CounterError, TemplateRefused
 from .base import CounterIdentity, TokenCounter, byte_pieces_as_spans, literal_spans, sha256_file, sha256_text
+from .mistral_loading import _class_source, _load_tokenizer, _memoised_tool_check
 
 _MISTRAL_ID = re.compile(r"^[A-Za-z0-9]{9}$")
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -386,48 +386,3 @@ class MistralCounter(TokenCounter):
         if not any(i < self._num_special for i in ids):
             return []  # tekken reads control-token spellings in text as plain text
         return literal_spans(text, self._specials)
-
-
-@functools.lru_cache(maxsize=None)
-def _class_source(cls: type) -> str:
-    """The source of mistral-common's instruct tokenizer class, which the counter's template fingerprint hashes:
-    read once per process. ``inspect.getsource`` parses the whole module with ``ast`` on every call, and under
-    CPython 3.11 a parse after a caught RecursionError elsewhere in the process can fail with "AST constructor
-    recursion depth mismatch" (seen once in a full test run, at the hundredth counter made)."""
-    import inspect
-
-    return inspect.getsource(cls)
-
-
-@functools.lru_cache(maxsize=4)
-def _load_tokenizer(path: str, mtime_ns: int, size: int):
-    """A tokenizer file loaded once per process (tekken takes seconds to load; every command, sweep worker
-    and inspector counter would load it again). Keyed by the file's time and size: a changed file loads anew."""
-    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
-
-    return MistralTokenizer.from_file(path)
-
-
-def _memoised_tool_check(check, each_tool: bool = False):
-    """mistral-common checks every tool's JSON schema on every encode; a tool set passes or fails
-    the same way each time, so remember the sets that passed (failures are raised every time). Where its
-    check is tool by tool (``each_tool``), remember each tool that passed: the tools are checked in order
-    and the first failing one raises, as the whole set's check would."""
-    passed: set[str] = set()
-
-    def key_of(tools):
-        return json.dumps([t.model_dump(mode="json") for t in tools], sort_keys=True) if tools else ""
-
-    def cached(tools):
-        if each_tool and len(tools) > 1:
-            for tool in tools:
-                cached([tool])
-            return None
-        key = key_of(tools)
-        if key in passed:
-            return None
-        outcome = check(tools)
-        passed.add(key)
-        return outcome
-
-    return cached
