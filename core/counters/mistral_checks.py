@@ -3,8 +3,9 @@
 never answered by the one pass (mistral-common's own path then accepts or refuses it in its words)."""
 from __future__ import annotations
 
+import json
 import re
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..contracts import ChatMessage
 
@@ -65,3 +66,29 @@ class V3Checks:
         if len(self._passed) >= 65536:
             self._passed.clear()
         self._passed.add(key)
+
+
+# the normaliser's text forms, which the one-pass renderer and the variant counts write as it does
+def _joined(group: Sequence[ChatMessage]) -> str:
+    """The normaliser's join of a run's texts: empty ones skipped, the rest joined by a blank line."""
+    if len(group) == 1:  # most runs: the one text as it is (what the join of one text gives)
+        return group[0].content or ""
+    return "\n\n".join(m.content for m in group if m.content)
+
+
+def _normalised(content: str | None) -> str:
+    """``InstructRequestNormalizer._normalize_json_content``."""
+    if not content:
+        return "{}"
+    try:
+        return json.dumps(json.loads(content), ensure_ascii=False)
+    except json.JSONDecodeError:
+        return content
+
+
+def _parsed(content: str) -> Any:
+    """``InstructTokenizerV2._parse_json_content``."""
+    try:
+        return json.loads(content)
+    except json.JSONDecodeError:
+        return content

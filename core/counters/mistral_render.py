@@ -40,7 +40,7 @@ from functools import partial
 from typing import Any, Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
-from .mistral_checks import Unsure, V3Checks
+from .mistral_checks import Unsure, V3Checks, _joined, _normalised, _parsed
 from .tekken_cuts import JOIN, TEKKEN_PATTERN, Joined, _plain, joined_count
 
 
@@ -393,27 +393,3 @@ class V3Tekken(V3Checks):
         if not runs or runs[0][0] != "user":
             runs.insert(0, ("user", [ChatMessage(role="user", content="")]))
         return runs
-
-def _joined(group: Sequence[ChatMessage]) -> str:
-    """The normaliser's join of a run's texts: empty ones skipped, the rest joined by a blank line."""
-    if len(group) == 1:  # most runs: the one text as it is (what the join of one text gives)
-        return group[0].content or ""
-    return "\n\n".join(m.content for m in group if m.content)
-
-
-def _normalised(content: str | None) -> str:
-    """``InstructRequestNormalizer._normalize_json_content``."""
-    if not content:
-        return "{}"
-    try:
-        return json.dumps(json.loads(content), ensure_ascii=False)
-    except json.JSONDecodeError:
-        return content
-
-
-def _parsed(content: str) -> Any:
-    """``InstructTokenizerV2._parse_json_content``."""
-    try:
-        return json.loads(content)
-    except json.JSONDecodeError:
-        return content

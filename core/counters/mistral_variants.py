@@ -27,8 +27,8 @@ from itertools import accumulate
 from typing import Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
-from .mistral_checks import _CALL_ID, _FOLLOWS, _NAME, Unsure
-from .mistral_render import _CUT, V3Tekken, _joined, _normalised, _parsed
+from .mistral_checks import _CALL_ID, _FOLLOWS, _NAME, Unsure, _joined, _normalised, _parsed
+from .mistral_render import _CUT, V3Tekken
 
 MAX_SYSTEM_MESSAGES = 16  # beyond it every variant may have a system prompt of its own: counted in full
 LAZY_CHARS = 8192  # a user run this long whose text is not yet in the text-count cache is tokenised only if asked
