@@ -40,7 +40,10 @@ class WhatIfChart(QWidget):
         self._legend_sections: list[str] = []  # the sections the legend names (or is being given) now
         self._legend_due: list[str] = []  # the legend's entries still to add, one an event-loop turn
         self._wanted: tuple | None = None  # the sweep to draw once its sections' areas exist (set_points)
-        self._stepping = False  # a _step is queued
+        self._stepper = QTimer(self)  # the next step, at the next event-loop turn (gone with the chart)
+        self._stepper.setSingleShot(True)
+        self._stepper.setInterval(0)
+        self._stepper.timeout.connect(self._step)
         self.caption = QLabel(self)
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
@@ -161,13 +164,8 @@ class WhatIfChart(QWidget):
         elif self._legend_due:
             section = self._legend_due.pop(0)
             self.legend.addItem(self._areas[section], theme.section_title(section))
-        if (self._wanted is not None or self._legend_due) and not self._stepping:
-            self._stepping = True
-            QTimer.singleShot(0, self._queued_step)
-
-    def _queued_step(self) -> None:
-        self._stepping = False
-        self._step()
+        if (self._wanted is not None or self._legend_due) and not self._stepper.isActive():
+            self._stepper.start()
 
     @staticmethod
     def _sections_of(points: Sequence[SweepPoint], order: Sequence[str]) -> list[str]:
