@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBo
 import core
 
 from . import APP_NAME
+from .controllers.calls import ControllerCalls
 from .controllers.counter import CounterController
 from .controllers.experiments import ExperimentsController
 from .controllers.imports import ImportController
@@ -39,7 +40,7 @@ from .workers import CounterCache, ReplayController, shared_counter_cache
 log = logging.getLogger("inspector")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ControllerCalls, QMainWindow):
     def __init__(self, *, counter_cache: CounterCache | None = None, settings: Settings | None = None,
                  persist: bool = True, counter_spec: str | None = None) -> None:
         super().__init__()
@@ -124,7 +125,7 @@ class MainWindow(QMainWindow):
         if level in ("error", "warning"):
             self.message_bar.show_message(level, text)
         elif level != "note":
-            self.statusBar().showMessage(text, 5000)
+            self.status.show_message(text, 5000)
 
     def _show_log(self) -> None:
         self.log_dock.show()
@@ -177,72 +178,6 @@ class MainWindow(QMainWindow):
         self._about.setText(self.about_text())
         self._about.show()
 
-    # ------------------------------------------------------------------ what the controllers do, asked by name
-
-    @property
-    def counter(self) -> core.TokenCounter | None:
-        return self.counters.counter
-
-    @property
-    def counter_spec(self) -> str:
-        return self.counters.spec
-
-    def set_counter_spec(self, spec: str) -> None:
-        self.counters.set_spec(spec)
-
-    def open_files(self, paths: list[str]) -> None:
-        self.opener.open_files(paths)
-        self.experiments.files_opened(paths)  # an answers file also fills the Experiments pane
-
-    def show_experiment(self, view) -> None:
-        self.experiments_pane.show_view(view)
-        self.show_experiments_dock()
-
-    def show_experiments_dock(self) -> None:
-        self.experiments_dock.show()
-        self.experiments_dock.raise_()
-
-    def open_demo(self) -> None:
-        self.opener.open_demo()
-
-    def reload(self) -> None:
-        self.opener.reload()
-
-    def close_current_file(self) -> None:
-        self.opener.close_current_file()
-
-    def cancel_loading(self) -> None:
-        self.opener.cancel()
-
-    def save_result_to(self, path: str) -> bool:
-        return self.saver.save_result_to(path)
-
-    def save_replayed_to(self, path: str) -> bool:
-        return self.saver.save_replayed_to(path)
-
-    def export_dialog(self):
-        return self.saver.export_dialog()
-
-    def export_to(self, path: str, kind: str, *, redact: bool = False) -> bool:
-        return self.saver.export_to(path, kind, redact=redact)
-
-    def context_limit_for(self, model: str) -> int | None:
-        return self.imports.context_limit_for(model)
-
-    def set_context_limit(self, model: str, limit: int) -> None:
-        self.imports.set_context_limit(model, limit)
-
-    def reassemble_current(self) -> None:
-        self.imports.reassemble_current()
-
-    def reset_replay(self) -> None:
-        self.replaying.reset()
-
-    @property
-    def replay_outcome(self):
-        """The replay shown now (None while the recording is)."""
-        return self.replaying.outcome if self.replaying.view is not None else None
-
     def is_idle(self, *, ignore_sweep: bool = False) -> bool:
         return (not self.opener.is_busy() and not self.counters.pending and self.replay.is_idle()
                 and self.replaying.is_idle() and self.imports.is_idle() and self.sessions.is_idle()
@@ -288,7 +223,7 @@ class MainWindow(QMainWindow):
             self.opener.read_now(row)
         self.replaying.setup(row)
         self._set_selection(*keep_item)
-        if origin == "read":  # the selected row's content arrived (no one is waiting on the click)
+        if origin in ("read", "opened"):  # the row's content arrived, or a file's first row (no click waits)
             self.replaying.redraw_in_steps()
         else:
             self.refresh_view()

@@ -116,7 +116,7 @@ class Opener(QObject):
         first = next((r for r in rows if r.source in self._select_first), None)
         if first is not None:  # a file the person just opened: its first row, scrolled to
             self._select_first.discard(first.source)
-            self._select_later(first, "")
+            self._select_later(first, "opened")
         elif w.current_row is None and self._selecting is None:
             w.requests.select_first()
 

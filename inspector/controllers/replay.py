@@ -154,8 +154,8 @@ class ReplayWiring(QObject):
         self._step_later()
 
     def is_idle(self) -> bool:
-        """No part of a replay's redraw is still to come."""
-        return not self._due
+        """No part of a replay's redraw (or of the what-if chart's last sweep) is still to come."""
+        return not self._due and self.window.replay_panel.whatif.is_idle()
 
     def _on_sweep(self, points: list) -> None:
         w = self.window

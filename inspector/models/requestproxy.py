@@ -22,6 +22,21 @@ ANSWERED_ROLES = frozenset(int(r) for r in (Qt.ItemDataRole.DisplayRole, Qt.Item
                                              ROW_ROLE, SORT_ROLE))
 FEW_PERSISTENT = 32  # persistent indexes (a selected row's cells) looked up one by one after a layout change
 SHOWN_ON_ERRORS = ("error", "rejected", "invalid")  # the "audit errors" toggle shows these statuses
+# a view repaints all it shows for a change of more cells than this, wherever they are (Qt's item views
+# work out the changed cells' rectangle only up to 200 cells): rows read in place are told in pieces this small
+VIEW_CELLS = 200
+
+
+def changed_runs(rows: list[int], most: int) -> list[tuple[int, int]]:
+    """``rows`` (proxy rows, any order) as runs of consecutive rows, first and last, each at most ``most``
+    long: a change told as these repaints only the rows a view shows of them (none, for rows scrolled away)."""
+    runs: list[tuple[int, int]] = []
+    for row in sorted(set(rows)):
+        if runs and row == runs[-1][1] + 1 and row - runs[-1][0] < most:
+            runs[-1] = (runs[-1][0], row)
+        else:
+            runs.append((row, row))
+    return runs
 
 
 class RequestFilterProxy(QAbstractProxyModel):
@@ -250,8 +265,8 @@ class RequestFilterProxy(QAbstractProxyModel):
             return
         where = self._where_map()
         shown = [p for p in (where[s] for s in range(first, last + 1)) if p >= 0]
-        if shown:
-            self.dataChanged.emit(self.index(min(shown), 0), self.index(max(shown), self.columnCount() - 1))
+        for top, bottom in changed_runs(shown, max(1, VIEW_CELLS // max(1, self.columnCount()))):
+            self.dataChanged.emit(self.index(top, 0), self.index(bottom, self.columnCount() - 1))
 
     # ---- Qt proxy model
 

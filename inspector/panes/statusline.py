@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressBar, QPushButton, QStatusBar
 
 import core
@@ -38,6 +39,33 @@ class StatusLine:
         status.addPermanentWidget(self.cancel_button)
         status.addPermanentWidget(self.tokens_label)
         status.addPermanentWidget(self.counter_label)
+        self._status = status
+        self._permanent = (self.progress, self.cancel_button, self.tokens_label, self.counter_label)
+        status.messageChanged.connect(self._message_changed)
+
+    # ---- a passing message
+
+    def show_message(self, text: str, timeout_ms: int) -> None:
+        """``text`` for ``timeout_ms`` where the status bar shows a passing message (left of the permanent
+        parts, which would clip it): elided to that room, the whole text on hover."""
+        status = self._status
+        shown = status.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, max(40, self.message_room()))
+        status.showMessage(shown, timeout_ms)
+        status.setToolTip(text if shown != text else "")
+
+    def message_room(self) -> int:
+        """The width a passing message is drawn in: from the left margin to the first permanent part shown
+        (as ``QStatusBar`` lays it out), less a little room for the elision."""
+        status = self._status
+        right = status.width() - 12
+        shown = [w.x() for w in self._permanent if w.isVisible()]
+        if shown:
+            right = min(right, min(shown) - 2)
+        return right - 6 - 8
+
+    def _message_changed(self, text: str) -> None:
+        if not text:
+            self._status.setToolTip("")
 
     # ---- progress
 

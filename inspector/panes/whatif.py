@@ -4,14 +4,16 @@ Sections are stacked areas in their colours (each curve is the running total up 
 filled down to zero, drawn behind the smaller totals); dots are the total input tokens of each point
 and can be clicked to try that limit; a red cross at zero marks a limit where the required content
 does not fit. A dashed line marks the recorded limit, a solid one the current edit. Plot items are
-created once per section name and updated with ``setData``. Export: PNG or SVG (``files/charts.py``).
+created once per section name and updated with ``setData``; a section's new area and each entry of a new
+legend are made one an event-loop turn (pyqtgraph makes each in milliseconds of Python), so the first sweep
+is not one long burst of the GUI thread. Export: PNG or SVG (``files/charts.py``).
 """
 from __future__ import annotations
 
 from typing import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
@@ -35,7 +37,13 @@ class WhatIfChart(QWidget):
         self.setAccessibleName("What-if chart")
         self.points: list[SweepPoint] = []
         self.sections: list[str] = []
-        self._legend_sections: list[str] = []  # the sections the legend names now
+        self._legend_sections: list[str] = []  # the sections the legend names (or is being given) now
+        self._legend_due: list[str] = []  # the legend's entries still to add, one an event-loop turn
+        self._wanted: tuple | None = None  # the sweep to draw once its sections' areas exist (set_points)
+        self._stepper = QTimer(self)  # the next step, at the next event-loop turn (gone with the chart)
+        self._stepper.setSingleShot(True)
+        self._stepper.setInterval(0)
+        self._stepper.timeout.connect(self._step)
         self.caption = QLabel(self)
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
@@ -59,6 +67,7 @@ class WhatIfChart(QWidget):
         item.setLabel("bottom", "context limit (tokens)")
         item.setLabel("left", "tokens sent")
         self.view = item.getViewBox()
+        self.view.disableAutoRange()  # each sweep sets both ranges: no range worked out again per item added
         self.legend = item.addLegend(offset=(8, 4), labelTextSize="8pt")
         self._areas: dict[str, pg.PlotDataItem] = {}
         self._totals = pg.ScatterPlotItem(size=8, symbol="o")
@@ -113,6 +122,8 @@ class WhatIfChart(QWidget):
     # ---- content
 
     def clear(self, note: str) -> None:
+        self._wanted = None
+        self._legend_due = []
         self.points = []
         self.sections = []
         for area in self._areas.values():
@@ -130,25 +141,53 @@ class WhatIfChart(QWidget):
         self.caption.setText("What if: computing tokens sent per section across context limits…")
 
     def set_points(self, points: Sequence[SweepPoint], recorded_limit: int | None, order: Sequence[str]) -> None:
-        """Show a sweep; ``order`` is the sections' order (the result's prompt order)."""
+        """Show a sweep; ``order`` is the sections' order (the result's prompt order). Drawn now when every
+        section it shows has its area, else once they have (one made each event-loop turn)."""
+        self._wanted = (points, recorded_limit, order)
+        self._step()
+
+    def is_idle(self) -> bool:
+        """Nothing of the last sweep is still to draw."""
+        return self._wanted is None and not self._legend_due
+
+    def _step(self) -> None:
+        """One piece of the chart's setup (a new section's area, or a legend entry) or the sweep drawn."""
+        if self._wanted is not None:
+            points, recorded_limit, order = self._wanted
+            sections = self._sections_of(points, order)
+            missing = next((s for s in sections if s not in self._areas), None)
+            if missing is not None:
+                self._area(missing)
+            else:
+                self._wanted = None
+                self._draw(points, recorded_limit, sections)
+        elif self._legend_due:
+            section = self._legend_due.pop(0)
+            self.legend.addItem(self._areas[section], theme.section_title(section))
+        if (self._wanted is not None or self._legend_due) and not self._stepper.isActive():
+            self._stepper.start()
+
+    @staticmethod
+    def _sections_of(points: Sequence[SweepPoint], order: Sequence[str]) -> list[str]:
+        present = {s for p in points if p.fits for s, tokens in p.section_tokens.items() if tokens > 0}
+        return [s for s in theme.section_order(list(order) + sorted(present)) if s in present]
+
+    def _draw(self, points: Sequence[SweepPoint], recorded_limit: int | None, sections: list[str]) -> None:
         self.points = sorted(points, key=lambda p: p.value)
         fits = [p for p in self.points if p.fits]
-        present = {s for p in fits for s, tokens in p.section_tokens.items() if tokens > 0}
-        self.sections = [s for s in theme.section_order(list(order) + sorted(present)) if s in present]
+        self.sections = sections
         xs = [float(p.value) for p in fits]
         running = [0.0] * len(fits)
-        relabel = self.sections != self._legend_sections  # the same sections: the legend stays as it is
-        if relabel:
+        if self.sections != self._legend_sections:  # the same sections: the legend stays as it is
             self.legend.clear()
             self._legend_sections = list(self.sections)
+            self._legend_due = list(self.sections)
         for z, section in enumerate(self.sections):
             running = [r + p.section_tokens.get(section, 0) for r, p in zip(running, fits)]
-            area = self._area(section)
+            area = self._areas[section]
             area.setData(xs, list(running))
             area.setZValue(-z)  # the larger running totals behind the smaller ones
             area.show()
-            if relabel:
-                self.legend.addItem(area, theme.section_title(section))
         for section, area in self._areas.items():
             if section not in self.sections:
                 area.setData([], [])

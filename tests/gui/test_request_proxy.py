@@ -151,3 +151,55 @@ def test_a_selected_row_stays_selected_through_sorts_filters_reads_and_removals(
     model.remove_source(str(path))
     assert proxy.rowCount() == 0
     qtmodeltester.check(proxy)
+
+
+def test_rows_read_in_place_are_told_in_runs_a_view_repaints_only_where_it_shows_them(qtbot, tmp_path, fixtures_dir):
+    """Qt's item views repaint everything they show for a change of more than 200 cells, wherever the cells
+    are: rows read in place are told as runs of consecutive rows of at most 200 cells, so a chunk read far
+    below the shown rows repaints nothing and one read among them repaints those rows."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QTableView
+
+    from inspector.models.requestproxy import VIEW_CELLS, changed_runs
+
+    assert changed_runs([5, 3, 4, 10, 11, 12, 13, 14, 30], 3) == [(3, 5), (10, 12), (13, 14), (30, 30)]
+    assert changed_runs([], 20) == [] and changed_runs(list(range(41)), 20) == [(0, 19), (20, 39), (40, 40)]
+    path = tmp_path / "many.results.jsonl"
+    lines = (fixtures_dir / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines * (400 // len(lines) + 1)) + "\n", encoding="utf-8")
+    index = core.index_jsonl(path)
+    rows = [pending_row(str(path), index, s) for s in index.rows]
+    model = RequestListModel()
+    proxy = RequestFilterProxy()
+    proxy.setSourceModel(model)
+    model.append_rows(rows)
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(proxy)
+    view.resize(600, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    told: list[tuple[int, int]] = []
+    proxy.dataChanged.connect(lambda top, bottom, *_: told.append((top.row(), bottom.row())))
+    painted: list = []
+
+    class Paints(QObject):
+        def eventFilter(self, watched, event):
+            if event.type() == QEvent.Type.Paint:
+                painted.append(event.rect())
+            return False
+
+    paints = Paints()
+    view.viewport().installEventFilter(paints)
+    qtbot.wait(20)
+    painted.clear()
+    far = rows[200:290]  # a chunk read far below what the view shows (900 cells)
+    model.rows_changed(far)
+    qtbot.wait(20)
+    per_run = VIEW_CELLS // proxy.columnCount()
+    assert told == [(200 + at, min(289, 200 + at + per_run - 1)) for at in range(0, 90, per_run)]
+    assert painted == []
+    model.rows_changed([rows[1], rows[2]])  # two shown rows: those two are repainted
+    qtbot.wait(20)
+    assert told[-1] == (1, 2)
+    assert painted and all(rect.height() <= 2 * view.rowHeight(1) + 2 for rect in painted)  # and the grid line

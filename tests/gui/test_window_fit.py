@@ -1,7 +1,7 @@
 """The window at the sizes people use: it fits a 1280-pixel screen whatever is selected, the requests
 list sizes its columns to their content and says how many rows the filter shows, a file just opened
-has its first row selected and in view, and a file that could not be opened is neither logged as
-loaded nor put in Recent."""
+has its first row selected and in view, a file that could not be opened is neither logged as loaded
+nor put in Recent, and a long passing message in the status bar is elided with its whole text on hover."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -100,3 +100,22 @@ def test_a_file_that_cannot_be_opened_is_not_logged_as_loaded_nor_put_in_recent(
     assert str(broken.resolve()) not in recent and str((fixtures_dir / "demo.result.json").resolve()) in recent
     assert "broken.json" not in window.windowTitle()
     assert [a.text() for a in window.recent_menu.actions() if "broken" in a.text()] == []
+
+
+def test_a_long_passing_message_is_elided_before_the_permanent_parts_with_the_whole_text_on_hover(
+        open_and_wait, fixtures_dir, qtbot):
+    window = open_and_wait(fixtures_dir / "demo.result.json")
+    window.resize(SCREEN, 800)
+    qtbot.waitUntil(lambda: window.width() == SCREEN)
+    status = window.statusBar()
+    long = ("Replay of demo: the replayed request at this limit keeps the instructions, the tools and the current "
+            "question but drops 41 history turns and 12 evidence passages; the tree marks what changed")
+    window.report("info", long)
+    shown = status.currentMessage()
+    assert shown != long and shown.endswith("…") and long.startswith(shown[:-1])
+    assert status.fontMetrics().horizontalAdvance(shown) <= window.status.message_room()
+    assert status.toolTip() == long
+    window.report("info", "Chart saved")  # a short one as it is, and no tooltip left from the long one
+    assert status.currentMessage() == "Chart saved" and status.toolTip() == ""
+    status.clearMessage()
+    assert status.toolTip() == ""
