@@ -15,6 +15,10 @@ Region = tuple[int, str, int, int, "str | None", str]
 
 
 def control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: list[Region]) -> Iterator[Finding]:
+    """Control tokens and role markers the tokenizer reads out of an untrusted text's own spelling. None to look for
+    where it reads no text as either (``text_is_never_control``, and no role markers of its own: tekken)."""
+    if counter.text_is_never_control() and type(counter).role_markers_in is TokenCounter.role_markers_in:
+        return
     for i, text, start, end, block_id, what in untrusted:
         item = block_id or result.messages[i].tool_call_id
         section = "evidence" if block_id else "tool_exchanges"
@@ -92,8 +96,9 @@ def counted_and_rendered(result: AssemblyResult, counter: TokenCounter) -> tuple
 
 
 def recount(result: AssemblyResult, counter: TokenCounter, counted: int | None = None) -> Iterator[Finding]:
-    """``count-mismatch`` (and ``over-budget`` by the recount); ``counted``: the recount, made already."""
-    if not recounted(result, counter):
+    """``count-mismatch`` (and ``over-budget`` by the recount); ``counted``: the recount, made already (only where
+    ``recounted`` said so)."""
+    if counted is None and not recounted(result, counter):
         return
     try:  # exact: a span's count is reused only where that exact string was counted with the same encoder
         recount = counted if counted is not None else counter.count_reusing_texts(result.messages, result.tools)

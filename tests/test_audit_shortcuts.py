@@ -86,7 +86,7 @@ class _ScanningCounter(type(core.make_counter("mistral:tekken_240911"))):
         return False
 
 
-def test_the_emitted_ids_check_spared_under_tekken_would_find_nothing(recorded):
+def test_the_control_token_checks_spared_under_tekken_would_find_nothing(recorded):
     counter, scanning = core.make_counter("mistral:tekken_240911"), _ScanningCounter()
     assert counter.text_is_never_control() and not scanning.text_is_never_control()
     suspect = 0
@@ -94,6 +94,8 @@ def test_the_emitted_ids_check_spared_under_tekken_would_find_nothing(recorded):
         regions = list(audit_module._untrusted_regions(result))
         full = list(audit_counted.emitted_control_tokens(result, scanning, regions))
         assert full == list(audit_counted.emitted_control_tokens(result, counter, regions)) == []
+        by_text = list(audit_counted.control_tokens(result, scanning, regions))
+        assert by_text == list(audit_counted.control_tokens(result, counter, regions)) == []
         suspect += any(scanning.holds_untrusted_spelling(text[a:b]) for _, text, a, b, _, _ in regions)
     assert suspect >= 20  # the full check did run where a spelling is in an untrusted text
 
