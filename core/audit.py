@@ -185,7 +185,7 @@ def _blocks(text: str) -> tuple[tuple[str, int, int, str | None], ...]:
     """Evidence tags walked: ('block', start, end, id) for well-formed blocks (content span), ('nested', ...)
     for an opener inside an open block and ('stray', ...) for a closer outside one. Kept for the texts of the
     last few audits: the boundary check and the untrusted regions walk the same messages."""
-    return tuple(_walk_blocks(text))
+    return _walk_blocks(text)
 
 
 def _prefix_blocks(text: str, end: int) -> tuple[tuple[str, int, int, str | None], ...]:
@@ -205,24 +205,27 @@ def _prefix_blocks(text: str, end: int) -> tuple[tuple[str, int, int, str | None
     return blocks
 
 
-def _walk_blocks(text: str) -> Iterator[tuple[str, int, int, str | None]]:
+def _walk_blocks(text: str) -> tuple[tuple[str, int, int, str | None], ...]:
     first = text.find("<")
     if first < 0:  # every tag opens with "<": none here
-        return
+        return ()
+    out = []
     open_at: tuple[int, str | None] | None = None
     for tag in TAG.finditer(text, first):  # no tag starts before the first "<" (the pattern looks behind nothing)
-        if tag.group(0).startswith("</"):
+        spelled = tag.group(0)
+        if spelled[1] == "/":  # a closer ("</...", each tag opening with "<")
             if open_at is None:
-                yield ("stray", tag.start(), tag.end(), None)
+                out.append(("stray", tag.start(), tag.end(), None))
             else:
-                yield ("block", open_at[0], tag.start(), open_at[1])
+                out.append(("block", open_at[0], tag.start(), open_at[1]))
                 open_at = None
         else:
             if open_at is not None:
-                yield ("nested", tag.start(), tag.end(), open_at[1])
-            open_at = (tag.end(), _block_id(tag.group(0)))
+                out.append(("nested", tag.start(), tag.end(), open_at[1]))
+            open_at = (tag.end(), _block_id(spelled))
     if open_at is not None:
-        yield ("unclosed", open_at[0], len(text), open_at[1])
+        out.append(("unclosed", open_at[0], len(text), open_at[1]))
+    return tuple(out)
 
 
 @lru_cache(maxsize=1024)
