@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from .mistral_checks import Unsure, V3Checks, _joined, _normalised, _parsed
-from .tekken_cuts import JOIN, TEKKEN_PATTERN, Joined, _plain, joined_count
+from .tekken_cuts import JOIN, TEKKEN_PATTERN, Joined, _plain, joined_count, joined_whole
 
 
 
@@ -210,8 +210,8 @@ class V3Tekken(V3Checks):
                 return value, True
         if not self._sliceable or not all(map(_plain, parts)):  # another pattern, or text tiktoken must repair
             return self._span_count(JOIN.join(parts), known), False
-        if not any(map(known.__contains__, parts)):  # no text's count to reuse (a recorded result's, audited): the
-            return self._span_count(JOIN.join(parts), known), False  # joined text encoded once, not text and edges
+        if joined_whole(parts, known):
+            return self._span_count(JOIN.join(parts), known), False
         if len(self._cuts) >= 65536:
             self._cuts.clear()
         return joined_count(parts, known, lambda text: self._span_count(text, known), self._cuts)
