@@ -185,24 +185,47 @@ def _blocks(text: str) -> tuple[tuple[str, int, int, str | None], ...]:
     """Evidence tags walked: ('block', start, end, id) for well-formed blocks (content span), ('nested', ...)
     for an opener inside an open block and ('stray', ...) for a closer outside one. Kept for the texts of the
     last few audits: the boundary check and the untrusted regions walk the same messages."""
-    return tuple(_walk_blocks(text))
+    return _walk_blocks(text)
 
 
-def _walk_blocks(text: str) -> Iterator[tuple[str, int, int, str | None]]:
+def _prefix_blocks(text: str, end: int) -> tuple[tuple[str, int, int, str | None], ...]:
+    """``_blocks(text[:end])`` from the walk of the whole ``text`` (a message's evidence region is the text before its
+    question: the boundary check walks the region, the untrusted regions the whole message). Where the rest holds
+    neither ``<`` nor ``>``, no tag starts there or ends there (each is ``<...>``), so the region's tags are the
+    whole text's; only a block left open runs to the region's end instead of the text's."""
+    if end >= len(text):
+        return _blocks(text)
+    rest = text[end:]
+    if "<" in rest or ">" in rest:
+        return _blocks(text[:end])
+    blocks = _blocks(text)
+    if blocks and blocks[-1][0] == "unclosed":
+        kind, start, _, block_id = blocks[-1]
+        return blocks[:-1] + ((kind, start, end, block_id),)
+    return blocks
+
+
+def _walk_blocks(text: str) -> tuple[tuple[str, int, int, str | None], ...]:
+    first = text.find("<")
+    if first < 0:  # every tag opens with "<": none here
+        return ()
+    out = []
     open_at: tuple[int, str | None] | None = None
-    for tag in TAG.finditer(text):
-        if tag.group(0).startswith("</"):
+    for tag in TAG.finditer(text, first):  # no tag starts before the first "<" (the pattern looks behind nothing)
+        spelled = tag.group(0)
+        if spelled[1] == "/":  # a closer ("</...", each tag opening with "<")
             if open_at is None:
-                yield ("stray", tag.start(), tag.end(), None)
+                out.append(("stray", tag.start(), tag.end(), None))
             else:
-                yield ("block", open_at[0], tag.start(), open_at[1])
+                out.append(("block", open_at[0], tag.start(), open_at[1]))
                 open_at = None
         else:
             if open_at is not None:
-                yield ("nested", tag.start(), tag.end(), open_at[1])
-            open_at = (tag.end(), _block_id(tag.group(0)))
+                out.append(("nested", tag.start(), tag.end(), open_at[1]))
+            open_at = (tag.end(), _block_id(spelled))
     if open_at is not None:
-        yield ("unclosed", open_at[0], len(text), open_at[1])
+        out.append(("unclosed", open_at[0], len(text), open_at[1]))
+    return tuple(out)
 
 
 @lru_cache(maxsize=1024)
@@ -230,11 +253,13 @@ def _boundaries(result: AssemblyResult) -> Iterator[Finding]:
     covered: list[tuple[int, int, int]] = []  # (message, start, end) of passages already reported
     request = result.request
     # the passages whose text holds a literal tag (looked for once, not once per message): few, most often none
-    tagged = [(p, literal) for p in request.evidence if (literal := TAG.search(p.text))] if request is not None else []
+    tagged = ([(p, literal) for p in request.evidence if "<" in p.text and (literal := TAG.search(p.text))]
+              if request is not None else [])
     for i, m in enumerate(result.messages):
         if m.role not in ("system", "user"):
             continue
-        text = _evidence_region(m.role, m.content or "", request)
+        whole = m.content or ""
+        text = _evidence_region(m.role, whole, request)  # "", the whole text, or the part of it before the question
         for passage, literal in tagged:
             if passage.text in text and evidence_block(passage) not in text:
                 at = text.find(passage.text)
@@ -244,7 +269,7 @@ def _boundaries(result: AssemblyResult) -> Iterator[Finding]:
                 yield Finding("unescaped-boundary", "error",
                               f"passage {passage.id!r} carries a literal {literal.group(0)!r} that is not escaped",
                               i, start, start + len(literal.group(0)), section="evidence", item_id=passage.id)
-        for kind, start, end, block_id in _blocks(text):
+        for kind, start, end, block_id in _prefix_blocks(whole, len(text)) if text else ():
             if kind == "block" or (i, block_id or "") in reported:
                 continue
             if any(ci == i and cs <= start < ce for ci, cs, ce in covered):
@@ -263,7 +288,8 @@ def _duplicates(result: AssemblyResult) -> Iterator[Finding]:
             if call.id in seen_calls:
                 yield Finding("duplicate-id", "error", f"tool call id {call.id!r} is used twice", i, item_id=call.id)
             seen_calls.add(call.id)
-        for opener in OPENER.finditer(m.content or ""):
+        text = m.content or ""
+        for opener in OPENER.finditer(text, text.find("<")) if "<" in text else ():
             block_id = _block_id(opener.group(0))
             if block_id is None:
                 continue

@@ -8,12 +8,17 @@ from typing import Iterator
 from .counting import TokenCounter
 from .errors import CounterError
 from .findings import Finding
+from .rendered import NOT_RENDERED, missing_messages, missing_tools
 from .result import NOT_SENT, AssemblyResult
 
 Region = tuple[int, str, int, int, "str | None", str]
 
 
 def control_tokens(result: AssemblyResult, counter: TokenCounter, untrusted: list[Region]) -> Iterator[Finding]:
+    """Control tokens and role markers the tokenizer reads out of an untrusted text's own spelling. None to look for
+    where it reads no text as either (``text_is_never_control``, and no role markers of its own: tekken)."""
+    if counter.text_is_never_control() and type(counter).role_markers_in is TokenCounter.role_markers_in:
+        return
     for i, text, start, end, block_id, what in untrusted:
         item = block_id or result.messages[i].tool_call_id
         section = "evidence" if block_id else "tool_exchanges"
@@ -42,9 +47,13 @@ def emitted_control_tokens(result: AssemblyResult, counter: TokenCounter, untrus
                             ) -> Iterator[Finding]:
     """The emitted token ids, not only the text: the request holds no more control or marker tokens than
     the same request with every untrusted text replaced by a plain placeholder. Checked where an untrusted
-    text holds something like a spelling once invisible characters are taken out (a normaliser may)."""
+    text holds something like a spelling once invisible characters are taken out (a normaliser may). Not where
+    the tokenizer reads no text at all as a control or marker token (``text_is_never_control``, tekken): then
+    every control id is the template's own, and the request without its untrusted text has the same ones (its
+    messages keep their roles, calls and ids, and no text is left empty), so the two counts could not differ
+    (``tests/test_audit_shortcuts.py`` compares them on tampered results)."""
     regions = [(i, start, end) for i, _, start, end, _, _ in untrusted]
-    if not regions or not counter.untrusted_spellings():
+    if not regions or not counter.untrusted_spellings() or counter.text_is_never_control():
         return
     suspect = [r for r in regions
                if counter.holds_untrusted_spelling(_visible((result.messages[r[0]].content or "")[r[1]:r[2]]))]
@@ -87,8 +96,9 @@ def counted_and_rendered(result: AssemblyResult, counter: TokenCounter) -> tuple
 
 
 def recount(result: AssemblyResult, counter: TokenCounter, counted: int | None = None) -> Iterator[Finding]:
-    """``count-mismatch`` (and ``over-budget`` by the recount); ``counted``: the recount, made already."""
-    if not recounted(result, counter):
+    """``count-mismatch`` (and ``over-budget`` by the recount); ``counted``: the recount, made already (only where
+    ``recounted`` said so)."""
+    if counted is None and not recounted(result, counter):
         return
     try:  # exact: a span's count is reused only where that exact string was counted with the same encoder
         recount = counted if counted is not None else counter.count_reusing_texts(result.messages, result.tools)
@@ -107,8 +117,6 @@ def template_dropped(result: AssemblyResult, counter: TokenCounter | None, rende
                      ) -> Iterator[Finding]:
     """Items the trace calls sent that the chat template leaves out of the prompt it renders (``rendered``: that
     prompt, rendered already)."""
-    from .rendered import NOT_RENDERED, missing_messages, missing_tools
-
     reported: set[str] = set()
     missing: dict[int, str] = {}
     gone_tools: list[str] = []
@@ -133,6 +141,8 @@ def template_dropped(result: AssemblyResult, counter: TokenCounter | None, rende
             yield Finding("template-dropped", "error", f"tool definition {tool} is offered in the request, but "
                                                        f"{name}'s chat template leaves it out of the prompt",
                           section="tools", item_id=tool)
+    if not missing:  # the common case: nothing left out, and no owner to look up
+        return
     owners = {i: e for e in result.trace if e.decision not in NOT_SENT or e.decision == NOT_RENDERED
               for i in e.message_indices}
     for i, what in sorted(missing.items()):

@@ -15,6 +15,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandle
 from .errors import RequestError
 
 SECTIONS_OPTIONAL = ("history", "evidence")
+_FILL_ORDERS = (list(SECTIONS_OPTIONAL), list(reversed(SECTIONS_OPTIONAL)))  # each section once, in either order
 
 
 class _Strict(BaseModel):
@@ -208,6 +209,8 @@ class Request(_Strict):
         # message may use it again (frameworks that number calls per turn write call_0 every time): each result
         # answers a call of the assistant message just before it (``_check_history``; an exchange pairs its own).
         for index, message in enumerate(self.history):
+            if len(message.tool_calls) < 2:  # one call or none: no id used twice
+                continue
             dup = _first_duplicate([c.id for c in message.tool_calls])
             if dup is not None:
                 raise ValueError(f"tool call id {dup!r} is used twice in history[{index}]")
@@ -215,7 +218,7 @@ class Request(_Strict):
 
     def check_budget(self) -> None:
         """The rules of ``_coherent`` on the budget fields alone (a replay's edit changes only those)."""
-        if sorted(self.fill_order) != sorted(SECTIONS_OPTIONAL):
+        if list(self.fill_order) not in _FILL_ORDERS:  # sorted(fill_order) != sorted(SECTIONS_OPTIONAL)
             raise ValueError("fill_order must name 'history' and 'evidence' once each")
         if self.input_budget <= 0:
             raise ValueError(
@@ -249,6 +252,8 @@ def _without_none(data: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 
 def _first_duplicate(values: list[str]) -> str | None:
+    if len(set(values)) == len(values):  # the common case, in one C-level step
+        return None
     seen: set[str] = set()
     for v in values:
         if v in seen:

@@ -34,6 +34,9 @@ def _present(rendered: str, text: str) -> bool:
     return bool(stripped) and stripped in rendered or any(s in rendered for s in _spellings(text))
 
 
+_HEAD = 64  # characters of a long text looked for first (``_InOrder._find``)
+
+
 class _InOrder:
     """``_present`` for texts that mostly appear in the order they are asked about (a conversation's messages):
     each is looked for from where the one before it was found, then (not there) from the start, so the answer is
@@ -43,12 +46,33 @@ class _InOrder:
         self.rendered, self.at = rendered, 0
 
     def __call__(self, text: str) -> bool:
+        """Whether any of ``_spellings(text)`` is anywhere in the text. The cursor decides only where each is looked for
+        first, never the answer: the text as it is, from the cursor and then from the start (a system prompt a
+        template writes last moves the cursor past the turns before it), before any JSON-quoted spelling is made."""
         stripped = text.strip()
-        found = self.rendered.find(stripped, self.at) if stripped else -1
-        if found >= 0:  # the first spelling, from the cursor: what ``contains`` answers first (no JSON quoting)
-            self.at = found
-            return True
-        return self.contains(*_spellings(text))
+        if stripped:
+            found = self._find(stripped, self.at)
+            if found < 0 and self.at:
+                found = self._find(stripped, 0)
+            if found >= 0:
+                self.at = found
+                return True
+        return self.contains(*(s for s in _spellings(text) if s != stripped))
+
+    def _find(self, text: str, at: int) -> int:
+        """``rendered.find(text, at)``. A long text is looked for by its head first, then checked whole where the head
+        is: the first place the head is at that the whole text starts at is the first place of the whole text (an
+        earlier one would start with the head too), and looking for a short head costs no table of the long text."""
+        rendered = self.rendered
+        if len(text) <= _HEAD:
+            return rendered.find(text, at)
+        head = text[:_HEAD]
+        found = rendered.find(head, at)
+        for _ in range(4):  # a head found again and again (a text of one repeated word): the whole text's own find
+            if found < 0 or rendered.startswith(text, found):
+                return found
+            found = rendered.find(head, found + 1)
+        return rendered.find(text, found) if found >= 0 else -1
 
     def contains(self, *spellings: str) -> bool:
         """Whether any of ``spellings`` is in the text (``s in rendered``), looked for from the cursor first."""

@@ -370,17 +370,22 @@ class MistralCounter(TokenCounter):
         return set(range(self._num_special))
 
     def text_is_never_control(self) -> bool:
-        """Tekken offsets every id of its text encoding past the control tokens: text never is one."""
-        raw = self._tokenizer.instruct_tokenizer.tokenizer
-        model = getattr(raw, "_model", None)
-        return (type(raw).__name__ == "Tekkenizer" and model is not None and hasattr(model, "encode_ordinary")
-                and not getattr(model, "_special_tokens", None))
+        """Tekken offsets every id of its text encoding past the control tokens: text never is one (asked once
+        per counter: the tokenizer it looks at is loaded once)."""
+        never = self.__dict__.get("_never_control")
+        if never is None:
+            raw = self._tokenizer.instruct_tokenizer.tokenizer
+            model = getattr(raw, "_model", None)
+            never = self._never_control = (type(raw).__name__ == "Tekkenizer" and model is not None
+                                           and hasattr(model, "encode_ordinary")
+                                           and not getattr(model, "_special_tokens", None))
+        return never
 
     def control_tokens_in(self, text: str) -> list[tuple[str, int, int]]:
+        if self.text_is_never_control():  # tekken: no text is read as a control token, so none is scanned for one
+            return []
         if not self.spelling_scan(lambda: self._specials, "control").any_in(text):
             return []  # no spelling in it: no span to report, and no need to tokenise it to learn that
-        if self.text_is_never_control():
-            return []
         raw = self._tokenizer.instruct_tokenizer.tokenizer
         ids = raw.encode(text, bos=False, eos=False)
         if not any(i < self._num_special for i in ids):

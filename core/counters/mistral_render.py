@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from .mistral_checks import Unsure, V3Checks, _joined, _normalised, _parsed
-from .tekken_cuts import JOIN, TEKKEN_PATTERN, Joined, _plain, joined_count
+from .tekken_cuts import JOIN, TEKKEN_PATTERN, Joined, _plain, joined_count, joined_whole
 
 
 
@@ -209,6 +209,8 @@ class V3Tekken(V3Checks):
             if value is not None:
                 return value, True
         if not self._sliceable or not all(map(_plain, parts)):  # another pattern, or text tiktoken must repair
+            return self._span_count(JOIN.join(parts), known), False
+        if joined_whole(parts, known):
             return self._span_count(JOIN.join(parts), known), False
         if len(self._cuts) >= 65536:
             self._cuts.clear()

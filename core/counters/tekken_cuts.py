@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Callable
+from typing import Callable, Sequence
 
 TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
                   r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+"
@@ -119,3 +119,17 @@ def joined_count(parts: Joined, known: dict[str, int], count: Callable[[str], in
         total += count(head if pending is None else pending + JOIN + head) + whole - count(head) - count(part[b:])
         pending = part[b:]
     return total + count(pending), found
+
+
+JOINED_SHORT = 512  # characters: a joined span whose other texts are shorter than this, its longest one not counted
+# before, is encoded whole (``joined_whole``)
+
+
+def joined_whole(parts: Sequence[str], known: dict[str, int]) -> bool:
+    """Whether a joined span is counted by encoding it whole rather than from its texts' counts and the stretches
+    across each join: where its longest text was never counted (a recorded result audited: each row's turns are
+    new) and the others add fewer than ``JOINED_SHORT`` characters, encoding the whole costs about what encoding
+    that text alone costs, and the stretches would cost more; a long system prompt is still counted once and
+    reused (the join path)."""
+    longest = max(parts, key=len)
+    return longest not in known and sum(map(len, parts)) - len(longest) < JOINED_SHORT
