@@ -3,7 +3,6 @@ constant for its place, learned from small probe prompts, and walked incremental
 one list after another."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..contracts import ChatMessage
@@ -11,7 +10,7 @@ from ..errors import CounterError
 from .counts import _UNSTABLE
 from .lists import _at, _back, _same_context, _same_run, _where_lists_part
 from .seams import (_STUB, _compress_runs, _joins, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
-                    _stand_in)
+                    _stand_in, tools_key)
 
 
 def _users_from(entries: list[Any]) -> int:
@@ -335,7 +334,7 @@ class ChainCosts:
         """The constants learned for this counter, these tools and these system messages."""
         if self._scope_memo is None:
             systems = [m.content for st in self.states for m in st.entries if m.role == "system"]
-            key = json.dumps([[t.model_dump(mode="json") for t in self.tools], systems], sort_keys=True)
+            key = tools_key(self.tools, systems)
             if key not in self.memo and len(self.memo) >= 64:
                 self.memo.clear()
             self._scope_memo = self.memo.setdefault(key, {})
@@ -370,11 +369,11 @@ class ChainCosts:
             messages = [ChatMessage(role="user", content="")]
         before = self.counter.full_counts
         try:
-            return self.counter.count(messages, [])
+            return self.counter.count_reusing_texts(messages, [])
         except CounterError:
             if messages[-1].role != "assistant":
                 raise
-            return self.counter.count(messages + [ChatMessage(role="user", content="")], [])
+            return self.counter.count_reusing_texts(messages + [ChatMessage(role="user", content="")], [])
         finally:
             self.probe_counts += self.counter.full_counts - before
 
