@@ -9,7 +9,7 @@ from ..contracts import ChatMessage
 from ..errors import CounterError
 from .counts import _UNSTABLE
 from .lists import _at, _back, _same_context, _same_run, _where_lists_part
-from .seams import (_STUB, _compress_runs, _joins, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
+from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
                     _stand_in, tools_key)
 
 
@@ -295,9 +295,11 @@ class ChainCosts:
         seam depend on the characters beside it, so the key holds the text at that seam as well."""
         # the ends of its text: a template may trim whitespace, and a pre-tokenizer may join a closing
         # run of punctuation or whitespace with what follows
-        key: list = ["message", _kind(previous), message.role, _kind(after), _seam_start(text), _seam_end(text)]
-        joined_before, joined_after = _joins(previous, message), _joins(message, after)
-        parted = _joins(previous, after)
+        before_kind, kind, after_kind = _kind(previous), _kind(message), _kind(after)
+        key: list = ["message", before_kind, message.role, after_kind, _seam_start(text), _seam_end(text)]
+        # (``_joins`` of each pair, each kind made once)
+        joined_before, joined_after = before_kind is not None and before_kind == kind, after_kind == kind
+        parted = before_kind is not None and before_kind == after_kind
         seams = [t for m, t, at_seam in ((previous, previous_text, joined_before or parted),
                                          (after, after_text, joined_after or parted)) if at_seam]
         if any(not (t and t.strip()) or t[0].isspace() for t in seams):

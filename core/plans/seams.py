@@ -212,7 +212,7 @@ def _plain(message: Any) -> bool:
     Trailing whitespace is allowed: the constant is learned per closing run of the text."""
     content = message.content
     return (message.role in ("user", "assistant") and not message.tool_calls and bool(content)
-            and not content[0].isspace() and bool(content.strip()))
+            and not content[0].isspace())  # (so not whitespace only)
 
 
 def thresholds_of(strategy: Any, limit: int) -> tuple[int, ...] | None:
