@@ -130,6 +130,7 @@ class ChainCosts:
         costs: list[int] = []
         states: list[tuple] = []
         users_from = None  # where the run of user messages ending the list starts, once asked
+        text_count, text_of, scope, steps = self.counter.text_count, self._text, self._scope(), self._steps
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -150,12 +151,13 @@ class ChainCosts:
                     end = _moved(old_end, shift)
                     self._walk_end = end
                     return costs + old_costs[k + d:], states + [_moved(x, shift) for x in old_states[k + d:]]
-            states.append(_back((previous, previous_text, trail, last, previous_user), size + k))
+            n = size + k
+            states.append((previous, previous_text, None if trail is None else n - trail,  # (``_back``'s)
+                           None if last is None else n - last, previous_user))
             if not _plain(message):
                 return None, None
             text = self._carrying(message.content, blocks) if host == k else message.content
             moves: list[Any] | None = None
-            n = len(earlier) + k
             if message.role == "user":
                 new_trail = trail if previous_user else n
                 new_last = new_trail
@@ -176,7 +178,7 @@ class ChainCosts:
                 if old_first is not new_first:
                     if old_first is None or new_first is None:
                         return None, None
-                    start = min(i for i in (old, new, n) if i is not None)
+                    start = min(n, n if old is None else old, n if new is None else new)
                     if n - start > 64:
                         return None, None
                     lead: Any = (lambda start=start, n=n: _compress_runs([item(i) for i in range(start, n)]))
@@ -189,11 +191,11 @@ class ChainCosts:
             step = None
             if host != k:
                 step = (id(previous), id(message), id(after), _seam_end(previous_text), after_seam,
-                        (id(moves[1]), id(moves[2]), _seam_start(self._text(moves[1])),
-                         _seam_start(self._text(moves[2]))) if moves is not None else None)
-            hit = self._steps.get(step) if step is not None else None
+                        (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
+                         _seam_start(text_of(moves[2]))) if moves is not None else None)
+            hit = steps.get(step) if step is not None else None
             if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
-                    and self._scope().get(hit[1]) != _UNSTABLE):
+                    and scope.get(hit[1]) != _UNSTABLE):
                 constant, key = hit[0], hit[1]
             else:
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
@@ -201,15 +203,15 @@ class ChainCosts:
                 if constant is None:
                     return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
-                    self._steps[step] = (constant, key, previous, message, after)
+                    steps[step] = (constant, key, previous, message, after)
             self._last_step = (key, moves is not None)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
                 if placed is None:
                     return None, None
-                costs.append(self.counter.text_count(message.content) + placed + constant)
+                costs.append(text_count(message.content) + placed + constant)
             else:
-                costs.append(self.counter.text_count(text) + constant)
+                costs.append(text_count(text) + constant)
             previous, previous_text = message, text
 
         self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
