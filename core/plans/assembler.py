@@ -12,7 +12,7 @@ from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import AssemblyCancelled, CapabilityError, ContextBudgetError
 from ..neutralise import mark_result, neutralise_sections
-from ..result import NOT_SENT, AssemblyResult, trace_entry
+from ..result import NOT_SENT, AssemblyResult, trace_entry, valid_entry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
 from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
@@ -199,8 +199,7 @@ class ContextAssembler:
                 st.outcome = CompactionOutcome(tuple(entries))
             else:
                 strategy = self.strategies[st.plan.compaction]
-                st.outcome = strategy.compact(tuple(entries), budget_tokens=limit,
-                                              count=counts.strategy_count(name, strategy, limit))
+                st.outcome = counts.compact(name, strategy, tuple(entries), limit)
             kept_ids = {m.id for m in st.outcome.entries}
             lost = [m.id for m in entries if m.pinned and m.id not in kept_ids]
             if lost:
@@ -300,13 +299,10 @@ class ContextAssembler:
             costs = counts.kept_costs(name, list(outcome.entries))
             for m, cost in zip(outcome.entries, costs):
                 summary = next((s for s in outcome.summaries if s.message.id == m.id), None)
-                entry = trace_entry(section=name, id=m.id or "", decision="pinned" if m.pinned else "kept", tokens=cost,
-                                   reason=("pinned: never evicted" if m.pinned else
-                                           f"summary replacing {len(summary.replaces)} message(s)" if summary else
-                                           "fits its section's allowance"),
-                                   message_indices=self._indices(st.plan, m, where, first_user),
-                                   **({"score": m.score} if m.score is not None else {}),
-                                   **({"source": m.source} if m.source is not None else {}))
+                entry = _entry(name, m, "pinned" if m.pinned else "kept", cost,
+                               ("pinned: never evicted" if m.pinned else
+                                f"summary replacing {len(summary.replaces)} message(s)" if summary else
+                                "fits its section's allowance"), self._indices(st.plan, m, where, first_user))
                 if summary is not None:
                     entry = entry.model_copy(update={"replaces": list(summary.replaces)})
                     summaries.append({"section": name, "id": summary.id, "span_hash": summary.span_hash,
@@ -322,8 +318,7 @@ class ContextAssembler:
                                             reason=f"replaced by summary {summarised[m.id].id}; {why}",
                                             summary_id=summarised[m.id].id))
                 else:
-                    trace.append(trace_entry(section=name, id=m.id or "", decision="dropped", tokens=alone,
-                                            reason=f"evicted by {why}"))
+                    trace.append(_entry(name, m, "dropped", alone, f"evicted by {why}"))
         sent = sum(e.tokens for e in trace[1:] if e.decision not in NOT_SENT)
         trace[0] = trace[0].model_copy(update={"tokens": input_tokens - sent})
         window = self.plan.budget_tokens or self.counter.declared_context_window or budget
@@ -338,6 +333,27 @@ class ContextAssembler:
         from ..rendered import mark_not_rendered
 
         return mark_not_rendered(result, self.counter, ids=counts.final_ids)
+
+
+_GIVEN = {(score, source, indices): frozenset(("section", "id", "decision", "tokens", "reason")
+                                              + ("score",) * score + ("source",) * source
+                                              + ("message_indices",) * indices)
+          for score in (False, True) for source in (False, True) for indices in (False, True)}
+
+
+def _entry(name: str, m: Message, decision: str, tokens: int, reason: str, indices: list[int] | None = None):
+    """A kept or dropped entry's trace entry, as ``trace_entry`` validates it (score and source where the
+    message has them, message indices for a kept one) without validating values that already have their
+    types (``valid_entry``): an assembly makes one per candidate."""
+    given = _GIVEN[(m.score is not None, m.source is not None, indices is not None)]
+    if indices is not None and not all(i.__class__ is int for i in indices):
+        fields = {"section": name, "id": m.id or "", "decision": decision, "tokens": tokens, "reason": reason,
+                  "score": m.score, "source": m.source, "message_indices": indices}
+        return trace_entry(**{k: v for k, v in fields.items() if k in given})
+    entry = valid_entry(name, m.id or "", decision, tokens, reason, None, m.score, m.source, given=given)
+    if indices is not None:
+        entry.__dict__["message_indices"] = list(indices)
+    return entry
 
 
 def _compaction_reason(st: _SectionState, out: list[tuple[Message, int]], kept_costs: list[int],

@@ -3,15 +3,14 @@ constant for its place, learned from small probe prompts, and walked incremental
 one list after another."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..contracts import ChatMessage
 from ..errors import CounterError
 from .counts import _UNSTABLE
 from .lists import _at, _back, _same_context, _same_run, _where_lists_part
-from .seams import (_STUB, _compress_runs, _joins, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
-                    _stand_in)
+from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
+                    _stand_in, tools_key)
 
 
 def _users_from(entries: list[Any]) -> int:
@@ -131,6 +130,7 @@ class ChainCosts:
         costs: list[int] = []
         states: list[tuple] = []
         users_from = None  # where the run of user messages ending the list starts, once asked
+        text_count, text_of, scope, steps = self.counter.text_count, self._text, self._scope(), self._steps
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -151,12 +151,13 @@ class ChainCosts:
                     end = _moved(old_end, shift)
                     self._walk_end = end
                     return costs + old_costs[k + d:], states + [_moved(x, shift) for x in old_states[k + d:]]
-            states.append(_back((previous, previous_text, trail, last, previous_user), size + k))
+            n = size + k
+            states.append((previous, previous_text, None if trail is None else n - trail,  # (``_back``'s)
+                           None if last is None else n - last, previous_user))
             if not _plain(message):
                 return None, None
             text = self._carrying(message.content, blocks) if host == k else message.content
             moves: list[Any] | None = None
-            n = len(earlier) + k
             if message.role == "user":
                 new_trail = trail if previous_user else n
                 new_last = new_trail
@@ -177,7 +178,7 @@ class ChainCosts:
                 if old_first is not new_first:
                     if old_first is None or new_first is None:
                         return None, None
-                    start = min(i for i in (old, new, n) if i is not None)
+                    start = min(n, n if old is None else old, n if new is None else new)
                     if n - start > 64:
                         return None, None
                     lead: Any = (lambda start=start, n=n: _compress_runs([item(i) for i in range(start, n)]))
@@ -190,11 +191,11 @@ class ChainCosts:
             step = None
             if host != k:
                 step = (id(previous), id(message), id(after), _seam_end(previous_text), after_seam,
-                        (id(moves[1]), id(moves[2]), _seam_start(self._text(moves[1])),
-                         _seam_start(self._text(moves[2]))) if moves is not None else None)
-            hit = self._steps.get(step) if step is not None else None
+                        (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
+                         _seam_start(text_of(moves[2]))) if moves is not None else None)
+            hit = steps.get(step) if step is not None else None
             if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
-                    and self._scope().get(hit[1]) != _UNSTABLE):
+                    and scope.get(hit[1]) != _UNSTABLE):
                 constant, key = hit[0], hit[1]
             else:
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
@@ -202,15 +203,15 @@ class ChainCosts:
                 if constant is None:
                     return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
-                    self._steps[step] = (constant, key, previous, message, after)
+                    steps[step] = (constant, key, previous, message, after)
             self._last_step = (key, moves is not None)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
                 if placed is None:
                     return None, None
-                costs.append(self.counter.text_count(message.content) + placed + constant)
+                costs.append(text_count(message.content) + placed + constant)
             else:
-                costs.append(self.counter.text_count(text) + constant)
+                costs.append(text_count(text) + constant)
             previous, previous_text = message, text
 
         self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
@@ -296,9 +297,11 @@ class ChainCosts:
         seam depend on the characters beside it, so the key holds the text at that seam as well."""
         # the ends of its text: a template may trim whitespace, and a pre-tokenizer may join a closing
         # run of punctuation or whitespace with what follows
-        key: list = ["message", _kind(previous), message.role, _kind(after), _seam_start(text), _seam_end(text)]
-        joined_before, joined_after = _joins(previous, message), _joins(message, after)
-        parted = _joins(previous, after)
+        before_kind, kind, after_kind = _kind(previous), _kind(message), _kind(after)
+        key: list = ["message", before_kind, message.role, after_kind, _seam_start(text), _seam_end(text)]
+        # (``_joins`` of each pair, each kind made once)
+        joined_before, joined_after = before_kind is not None and before_kind == kind, after_kind == kind
+        parted = before_kind is not None and before_kind == after_kind
         seams = [t for m, t, at_seam in ((previous, previous_text, joined_before or parted),
                                          (after, after_text, joined_after or parted)) if at_seam]
         if any(not (t and t.strip()) or t[0].isspace() for t in seams):
@@ -335,7 +338,7 @@ class ChainCosts:
         """The constants learned for this counter, these tools and these system messages."""
         if self._scope_memo is None:
             systems = [m.content for st in self.states for m in st.entries if m.role == "system"]
-            key = json.dumps([[t.model_dump(mode="json") for t in self.tools], systems], sort_keys=True)
+            key = tools_key(self.tools, systems)
             if key not in self.memo and len(self.memo) >= 64:
                 self.memo.clear()
             self._scope_memo = self.memo.setdefault(key, {})
@@ -370,11 +373,11 @@ class ChainCosts:
             messages = [ChatMessage(role="user", content="")]
         before = self.counter.full_counts
         try:
-            return self.counter.count(messages, [])
+            return self.counter.count_reusing_texts(messages, [])
         except CounterError:
             if messages[-1].role != "assistant":
                 raise
-            return self.counter.count(messages + [ChatMessage(role="user", content="")], [])
+            return self.counter.count_reusing_texts(messages + [ChatMessage(role="user", content="")], [])
         finally:
             self.probe_counts += self.counter.full_counts - before
 

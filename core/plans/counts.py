@@ -147,6 +147,10 @@ class PlanCounts:
         thresholds = thresholds_of(strategy, limit)
         return lambda entries: self.cost(name, entries, thresholds)
 
+    def compact(self, name: str, strategy: Any, entries: tuple, limit: int) -> Any:
+        """``strategy``'s outcome for section ``name`` over its ``limit``, its counts asked here."""
+        return strategy.compact(entries, budget_tokens=limit, count=self.strategy_count(name, strategy, limit))
+
     def commit(self, name: str, entries: Sequence[Any]) -> None:
         self.current[name] = list(entries)
 

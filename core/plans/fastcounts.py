@@ -188,9 +188,14 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
             if not self._running_checked and not self.current[name]:
                 self._check_running(without)  # that count is the committed prompt's
             return with_them - without
+        return self._checked(name, predicted, thresholds, lambda: entries)
+
+    def _checked(self, name: str, predicted: int, thresholds: tuple[int, ...], entries: Any) -> int:
+        """A predicted cost of section ``name`` holding ``entries()``, counted whole and compared where it lands
+        within ``NEAR_ALLOWANCE`` of a budget it is compared with."""
         self.predicted += 1
         if any(abs(predicted - t) <= NEAR_ALLOWANCE for t in thresholds):
-            exact = self.whole_cost(name, entries)
+            exact = self.whole_cost(name, entries())
             if exact != predicted:
                 raise PredictionMismatch(f"section {name!r}: predicted {predicted} tokens near a budget of "
                                          f"{', '.join(map(str, thresholds))}, a complete count gave {exact}")
@@ -368,7 +373,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         for k in range(len(entries) + 1):
             before = self.counter.full_counts
             try:
-                values.append(self.counter.count(probe + [m.chat() for m in entries[:k]] + tail, self.tools))
+                values.append(self._count(probe + [m.chat() for m in entries[:k]] + tail))  # (the span memo's)
             except CounterError:
                 return super().kept_costs(name, entries)
             finally:

@@ -8,6 +8,7 @@ from ..contracts import Evidence
 from ..render import evidence_block, user_content
 from .counts import _UNSTABLE
 from .seams import _plain, _seam_start, block_of, passage
+from .strategies import ByScore
 
 
 class PassageCosts:
@@ -56,6 +57,55 @@ class PassageCosts:
         with_them = cost(placed[0], len(placed), rest_sum + entry_sum)
         without = cost(rest[0], len(rest), rest_sum) if rest else 0
         return with_them - without
+
+    def compact(self, name: str, strategy: Any, entries: tuple, limit: int) -> Any:
+        """By score over a passage section: ``ByScore``'s own selection, each candidate weighed by
+        ``_passage_fits`` (what ``cost`` would answer, without the list built and summed anew each time)."""
+        fits = self._passage_fits(name, limit) if type(strategy) is ByScore and name in self.into else None
+        if fits is None:
+            return super().compact(name, strategy, entries, limit)
+        return ByScore.fill(entries, fits)
+
+    def _passage_fits(self, name: str, limit: int) -> Any:
+        """``fits(kept, at, m)`` for ``ByScore.fill``: whether ``cost(name, kept with m at at, (limit,))`` is at
+        most ``limit``, from ``_passage_gain``'s sums kept as the list grows (the same prediction, and the same
+        complete count near the limit); ``None`` where the host's blocks keep no constant."""
+        host, earlier, later = self._placement(name)
+        if host is None or not self._passage_host_ok(host):
+            return None
+        tokens, question, rest = self._block_table(), host.content, earlier + later
+        if any(id(m) not in tokens for m in rest):
+            return None
+        rest_sum = sum(map(tokens.__getitem__, map(id, rest)))
+        sums = [-1, 0, None]  # kept's length and block tokens as last summed, the entry last asked about
+
+        def fits(kept: list[Any], at: int, m: Any) -> bool:
+            if sums[2] is not None and len(kept) == sums[0] + 1:  # the last one asked was taken
+                sums[0], sums[1] = sums[0] + 1, sums[1] + sums[2]
+            sums[2] = None
+            t = tokens.get(id(m))
+            if len(kept) != sums[0]:
+                sums[0], sums[1] = len(kept), sum(tokens.get(id(k), -1 << 40) for k in kept)
+            if t is None or sums[1] < 0:  # a message not of the plan: as ``cost`` weighs it
+                return self.cost(name, kept[:at] + [m] + kept[at:], (limit,)) <= limit
+            placed = len(earlier) + len(kept) + 1 + len(later)
+            constant = 0
+            if placed > 1:
+                head = earlier[:3]
+                if len(head) < 3:
+                    head = (head + kept[:min(at, 3)] + [m] + kept[at:at + 2] + later[:3])[:3]
+                constant = self._block_constant(question, head)
+                if constant is None:
+                    return self.cost(name, kept[:at] + [m] + kept[at:], (limit,)) <= limit
+            first = earlier[0] if earlier else (m if at == 0 else kept[0])
+            predicted = (self._first_block(question, first) + rest_sum + sums[1] + t - tokens[id(first)]
+                         + constant * (placed - 1))
+            if rest:
+                predicted -= self._first_block(question, rest[0]) + rest_sum - tokens[id(rest[0])] + constant * (len(rest) - 1)
+            sums[2] = t
+            return self._checked(name, predicted, (limit,), lambda: kept[:at] + [m] + kept[at:]) <= limit
+
+        return fits
 
     def _block_table(self) -> dict[int, int]:
         """Block token counts by message identity, filled for every passage of the plan at first use."""

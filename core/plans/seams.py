@@ -138,6 +138,23 @@ def _needs_closing_turn(counter: TokenCounter) -> bool:
     return known
 
 
+_TOOL_JSON: dict[int, tuple[Any, str]] = {}  # a tool definition's JSON, by identity (the tool held: frozen)
+
+
+def tools_key(tools: Any, texts: Any) -> str:
+    """``tools`` and the strings ``texts`` as one key: each tool's JSON made once per tool object (a plan's
+    tools are the same objects assembly after assembly, and 16 tools take a millisecond to dump)."""
+    parts = []
+    for tool in tools:
+        hit = _TOOL_JSON.get(id(tool))
+        if hit is None or hit[0] is not tool:
+            if len(_TOOL_JSON) >= 4096:
+                _TOOL_JSON.clear()
+            hit = _TOOL_JSON[id(tool)] = (tool, json.dumps(tool.model_dump(mode="json"), sort_keys=True))
+        parts.append(hit[1])
+    return json.dumps(list(texts)) + "[" + ",".join(parts) + "]"
+
+
 def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> bool:
     """Whether the tool definitions add the same tokens whatever the conversation after the system
     messages looks like (a first message of either role, texts starting with a letter or not): then
@@ -145,7 +162,7 @@ def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> b
     system messages, with the first and the last tool only: the list's ends are what meets the rest of
     the prompt (a template writes the tools in between one after another, whatever the conversation)."""
     memo = counter.__dict__.setdefault("_tools_apart", {})  # on the counter: an id could be reused by another
-    key = json.dumps([[t.model_dump(mode="json") for t in tools], [m.content for m in systems]])
+    key = tools_key(tools, [m.content for m in systems])
     known = memo.get(key)
     if known is not None:
         return known
@@ -162,7 +179,7 @@ def _tools_stand_apart(counter: TokenCounter, tools: tuple, systems: tuple) -> b
         for shape in shapes:
             messages = list(systems) + [m if isinstance(m, ChatMessage) else ChatMessage(role=m[0], content=m[1])
                                         for m in shape]
-            added.add(counter.count(messages, list(ends)) - counter.count(messages, []))
+            added.add(counter.count_reusing_texts(messages, list(ends)) - counter.count_reusing_texts(messages, []))
     except CounterError:
         added = {None, 0}
     apart = len(added) == 1
@@ -195,7 +212,7 @@ def _plain(message: Any) -> bool:
     Trailing whitespace is allowed: the constant is learned per closing run of the text."""
     content = message.content
     return (message.role in ("user", "assistant") and not message.tool_calls and bool(content)
-            and not content[0].isspace() and bool(content.strip()))
+            and not content[0].isspace())  # (so not whitespace only)
 
 
 def thresholds_of(strategy: Any, limit: int) -> tuple[int, ...] | None:

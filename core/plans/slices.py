@@ -125,8 +125,7 @@ class SliceCosts:
         """The variant counts of the committed prompt, whose complete count is ``value`` (``None``: none), made
         once for it (kept until a commit changes it)."""
         made = self._final_variants
-        if made is not None and made[1] == value and all(
-                len(made[2][k]) == len(v) and all(map(operator.is_, made[2][k], v)) for k, v in self.current.items()):
+        if self._variants_made(value):
             return made[0]
         messages = self._render(self.states, self.current)
         try:
@@ -136,6 +135,12 @@ class SliceCosts:
         self._final_variants = (variants, value, {k: list(v) for k, v in self.current.items()})
         return variants
 
+    def _variants_made(self, value: int) -> bool:
+        """Whether the committed prompt's variant counts (its complete count ``value``) are made already."""
+        made = self._final_variants
+        return made is not None and made[1] == value and all(
+            len(made[2][k]) == len(v) and all(map(operator.is_, made[2][k], v)) for k, v in self.current.items())
+
     def _left_out(self, name: str, value: int) -> int | None:
         """The committed prompt with section ``name``'s messages left out, from the variant counts of the
         committed prompt (whose complete count is ``value``); ``None``: count it whole."""
@@ -144,6 +149,8 @@ class SliceCosts:
         later = any(self.current[s] for s in self.message_sections[self.message_sections.index(name) + 1:])
         if later and not _middle_cuts(self.counter):
             return None  # (an hf: counter's variants are prefixes only: not worth making for this one)
+        if _from_spans(self.counter) and not self._variants_made(value):
+            return None  # one count from the span memo costs a fraction of making the variants for it
         variants = self._committed_variants(value)
         if variants is None:
             return None
@@ -152,6 +159,14 @@ class SliceCosts:
             return variants.count(start, start + len(self.current[name]), cheap=True)
         except Exception:  # noqa: BLE001 - a variant the counter cannot vouch for is counted whole
             return None
+
+
+def _from_spans(counter: Any) -> bool:
+    """Whether the counter's complete counts take every span an item's text count already gave (the span memo of
+    ``count_reusing_texts``: tekken), so a count of the prompt costs its rendering, not its tokenisation."""
+    from ..counters.mistral import MistralCounter
+
+    return isinstance(counter, MistralCounter) and counter._span_memo() is not None
 
 
 def _middle_cuts(counter: Any) -> bool:

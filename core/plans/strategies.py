@@ -113,6 +113,12 @@ class ByScore(_ComparesWithBudget):
     skipped and a smaller later one may still fit. Pinned passages are always kept."""
 
     def compact(self, entries, *, budget_tokens, count):
+        return self.fill(entries, lambda kept, at, m: count(kept[:at] + [m] + kept[at:]) <= budget_tokens)
+
+    @staticmethod
+    def fill(entries: Sequence[Message], fits: Callable[[list[Message], int, Message], bool]) -> CompactionOutcome:
+        """The selection, with ``fits(kept, at, m)`` saying whether ``kept`` with ``m`` inserted at ``at`` fits;
+        ``kept`` becomes that list exactly when it answers yes (a caller may keep its sums by that)."""
         ranked = sorted(entries, key=lambda m: (-(m.score or 0.0), m.id or ""))
         kept = [m for m in ranked if m.pinned]
         ranks = [i for i, m in enumerate(ranked) if m.pinned]  # kept's places in the ranking, in order
@@ -121,9 +127,8 @@ class ByScore(_ComparesWithBudget):
             if m.pinned:
                 continue
             at = bisect.bisect(ranks, i)
-            candidate = kept[:at] + [m] + kept[at:]
-            if count(candidate) <= budget_tokens:
-                kept = candidate
+            if fits(kept, at, m):
+                kept.insert(at, m)
                 ranks.insert(at, i)
             else:
                 evicted.append(m)
