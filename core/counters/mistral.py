@@ -237,8 +237,11 @@ class MistralCounter(TokenCounter):
             encode = self.__dict__.get("_text_encode")
             if encode is None:
                 encode = self._text_encode = self._text_encoder()
-            self._span_memo_ok = (renderer is not None and type(self).text_token_count is MistralCounter.text_token_count
-                                  and type(self).text_count is TokenCounter.text_count and encode == renderer._encode)
+            cls = type(self)
+            self._span_memo_ok = (renderer is not None and cls.text_token_count is MistralCounter.text_token_count
+                                  and cls.text_token_counts is MistralCounter.text_token_counts
+                                  and cls.text_count is TokenCounter.text_count
+                                  and cls.text_counts is TokenCounter.text_counts and encode == renderer._encode)
             self.span_tally = [0, 0]  # spans found in the text counts, spans encoded (``count_reusing_texts``)
         return self._text_cache if self._span_memo_ok else None
 
@@ -348,6 +351,15 @@ class MistralCounter(TokenCounter):
         if encode is None:  # chosen once per counter: an assembly counts every item's text
             encode = self._text_encode = self._text_encoder()
         return len(encode(text))
+
+    def text_token_counts(self, texts) -> list[int]:
+        """``text_token_count`` of each text, by the one encoder in one loop (where that method is this class's)."""
+        if type(self).text_token_count is not MistralCounter.text_token_count:
+            return super().text_token_counts(texts)
+        encode = self.__dict__.get("_text_encode")
+        if encode is None:
+            encode = self._text_encode = self._text_encoder()
+        return list(map(len, map(encode, texts)))
 
     def _text_encoder(self):
         raw = self._tokenizer.instruct_tokenizer.tokenizer
