@@ -175,7 +175,7 @@ class MergedUserTurns:
                 turn = self.turns[t]
                 if len(turn) != 1 or turn[0].role != "user":
                     break
-                self._table(table, t, low, selection)
+                self._table(table, t, t + 1 if beside else low, selection)  # beside: each turn's seam is the next's
             value = table[t]
             if value is None:
                 break
@@ -226,14 +226,15 @@ class MergedUserTurns:
         middles = self._middle_texts()
         stretches: list[str] = []
         inners: list[tuple[int, int]] = []
+        turns = self.turns
         for t, seam in asked:
-            added = self.turns[t][0].content or ""
-            if not added or seam is None or not _plain(added):
+            added = turns[t][0].content or ""
+            middle = middles.get(added)  # a plain text, where it is there
+            if seam is None or not added or (middle is None and not _plain(added)):
                 table[t] = 0 if not added else None  # the normaliser skips an empty message
                 continue
             left, head = seam
             right = "" if head is None else JOIN + head  # no head: the run had no text, the turn's is all of it
-            middle = middles.get(added)
             if not middle:
                 table[t] = self._difference(("turn", left, added, head), left + added + right, left + (head or ""))
                 continue
