@@ -1,9 +1,10 @@
 """Single-message turns under mistral figured a stretch at a time (core.assembly_merge ``MergedUserTurns.stretch``,
 ``FastBuilder.fitting_turns`` / ``older_turns``): long histories of single user messages, some between ordinary
 turns, empty or with edges at the seams, at allowances all through the history and with either fill order, equal
-the reference without falling back. The pieces under it are held to what they replace: each text's count between
-its cuts (``tekken_cuts.between_cuts``) and a joined span counted from them, the ASCII path of ``cuts_of``, the
-counts of many texts at once (``TokenCounter.text_counts``), and a message or selection built directly."""
+the reference without falling back (a long run in few complete counts: ``test_assembly_merge``). The pieces under
+it are held to what they replace: each text's count between its cuts (``tekken_cuts.between_cuts``) and a joined
+span counted from them, the ASCII path of ``cuts_of``, the counts of many texts at once
+(``TokenCounter.text_counts``), and a message or selection built directly."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
@@ -81,19 +82,6 @@ def check(data: dict, share: float, nudge: int) -> None:
     fast = assemble(request, make_counter())  # a fresh counter: nothing remembered from the reference's counts
     assert fast.counting_note is None, fast.counting_note
     assert fast.to_json() == reference.to_json()
-
-
-def test_a_long_run_is_taken_in_stretches_with_few_complete_counts():
-    words = ["Budget", "tokens", "window", "passage", "question", "answer", "context", "limit"]
-    history = [{"role": "user", "content": " ".join(words[(n + k) % 8] for k in range(n % 7 + 3)) + ".", "id": f"t{n}"}
-               for n in range(400)]
-    data = {"instructions": "Answer.", "current": "What fits?", "history": history, "context_limit": 2000,
-            "max_new_tokens": 8, "margin": 0}
-    stats: dict = {}
-    fast = assemble(parse_request(data), make_counter(), stats=stats)
-    reference = assemble(parse_request(data), default_counter(), reference=True)
-    assert fast.to_json() == reference.to_json() and 0 < fast.kept_turns < 400
-    assert stats["full_counts"] <= 4  # the required request, a check near the allowance, the final request
 
 
 @given(st.lists(st.lists(CHARS, max_size=40).map("".join), min_size=1, max_size=6))
