@@ -91,12 +91,16 @@ def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
 
 
 def _texts(request: Request):
-    """(role, text) of every message ``request`` can render with a text."""
-    texts = [("system", request.instructions)] + [(m.role, m.content) for m in request.history]
-    texts.append(("user", request.current))
-    for x in request.tool_exchanges:
-        texts += [("assistant", x.content)] + [("tool", r.content) for r in x.results]
-    return [(role, text) for role, text in texts if text]
+    """(role, text) of every message ``request`` can render with a text, made as they are asked for (a template that
+    compares no texts asks for none)."""
+    def every():
+        yield "system", request.instructions
+        yield from ((m.role, m.content) for m in request.history)
+        yield "user", request.current
+        for x in request.tool_exchanges:
+            yield "assistant", x.content
+            yield from (("tool", r.content) for r in x.results)
+    return ((role, text) for role, text in every() if text)
 
 
 def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyResult:
