@@ -171,12 +171,13 @@ class MergedUserTurns:
             table = self._tables[key] = {}
         out: list[int] = []
         while t >= 0:
-            if t not in table:
+            value = table.get(t, table)
+            if value is table:  # not figured yet
                 turn = self.turns[t]
                 if len(turn) != 1 or turn[0].role != "user":
                     break
                 self._table(table, t, t + 1 if beside else low, selection)  # beside: each turn's seam is the next's
-            value = table[t]
+                value = table[t]
             if value is None:
                 break
             out.append(value)
@@ -200,25 +201,24 @@ class MergedUserTurns:
                 asked.append(s)
             s -= 1
         if beside:
-            self._figure(table, [(s, self._seam_after(s, selection)) for s in asked])
+            self._figure(table, asked, self._seams_after(asked, selection))
         else:
-            seam = self._seam(low, selection)
-            self._figure(table, [(s, seam) for s in asked])
+            self._figure(table, asked, [self._seam(low, selection)] * len(asked))
 
-    def _seam_after(self, s: int, selection: Selection) -> tuple[str, str | None] | None:
-        """``_seam(s + 1, selection)``, taken from the text of turn ``s + 1`` where it is a single message
-        with a cut (the fill's usual case): what precedes the run, and that message up to its first cut."""
-        low, middles = s + 1, self._middles or {}
-        end = self.run_end[low]
-        if low < end:
-            text = self.turns[low][0].content
+    def _seams_after(self, asked: list[int], selection: Selection) -> list[tuple[str, str | None] | None]:
+        """``_seam(s + 1, selection)`` of each turn ``s`` of ``asked`` (single messages of one run, newest first),
+        taken from the text of turn ``s + 1`` where it is a single message with a cut (the fill's usual case): what
+        precedes the run, and that message up to its first cut."""
+        middles, turns, seams = self._middles or {}, self.turns, []
+        end = self.run_end[asked[0] + 1] if asked else 0
+        left = self._system_tail(selection) if end == len(turns) else ""
+        for s in asked:
+            text = turns[s + 1][0].content if s + 1 < end else None
             known = middles.get(text) if text else None
-            if known:
-                left = self._system_tail(selection) if end == len(self.turns) else ""
-                return None if left is None else (left, text[:known[0]])
-        return self._seam(low, selection)
+            seams.append((left, text[:known[0]]) if known and left is not None else self._seam(s + 1, selection))
+        return seams
 
-    def _figure(self, table: dict[int, int | None], asked: list[tuple[int, tuple | None]]) -> None:
+    def _figure(self, table: dict[int, int | None], asked: list[int], seams: list[tuple | None]) -> None:
         """What each turn of ``asked`` adds at its seam (``_seam``: the text before it from its last cut, and
         the run's text after it up to its first cut), into ``table``. The turn's text splits at its own first
         and last cut wherever it stands (``_middle``), so only the stretches across either seam are counted,
@@ -227,7 +227,7 @@ class MergedUserTurns:
         stretches: list[str] = []
         inners: list[tuple[int, int]] = []
         turns = self.turns
-        for t, seam in asked:
+        for t, seam in zip(asked, seams):
             added = turns[t][0].content or ""
             middle = middles.get(added)  # a plain text, where it is there
             if seam is None or not added or (middle is None and not _plain(added)):
