@@ -91,12 +91,16 @@ def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
 
 
 def _texts(request: Request):
-    """(role, text) of every message ``request`` can render with a text."""
-    texts = [("system", request.instructions)] + [(m.role, m.content) for m in request.history]
-    texts.append(("user", request.current))
-    for x in request.tool_exchanges:
-        texts += [("assistant", x.content)] + [("tool", r.content) for r in x.results]
-    return [(role, text) for role, text in texts if text]
+    """(role, text) of every message ``request`` can render with a text, made as they are asked for (a template that
+    compares no texts asks for none)."""
+    def every():
+        yield "system", request.instructions
+        yield from ((m.role, m.content) for m in request.history)
+        yield "user", request.current
+        for x in request.tool_exchanges:
+            yield "assistant", x.content
+            yield from (("tool", r.content) for r in x.results)
+    return ((role, text) for role, text in every() if text)
 
 
 def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyResult:
@@ -164,29 +168,66 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
 
 
 def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
-    """Whole turns, newest first; the first turn that does not fit stops the section."""
+    """Whole turns, newest first; the first turn that does not fit stops the section.
+
+    Where the builder figures a stretch of turns at once (the default's single-message turns under ``mistral:``,
+    ``FastBuilder.fitting_turns`` / ``older_turns``), the stretch is taken in one step: the same decisions and
+    entries, one attempt per turn left only where a count decides."""
     request = b.request
     ids = request.turn_ids()
     kept = dropped = 0
     stopped_at: str | None = None
-    for rank, t in enumerate(reversed(range(len(ids))), start=1):
+    fitting, older = getattr(b, "fitting_turns", None), getattr(b, "older_turns", None)
+    t = len(ids) - 1
+    while t >= 0:
+        rank = len(ids) - t
+        if fitting is not None:
+            stretch = fitting(t) if stopped_at is None else older(t)
+            if stretch:
+                total = b.tokens
+                for marginal in stretch:  # turns t, t - 1, ...
+                    if stopped_at is None:
+                        total += marginal
+                        b.trace.append(_kept_entry(ids[t], marginal, total, budget, rank))
+                    else:
+                        b.trace.append(_older_entry(ids[t], marginal, stopped_at, rank))
+                    t, rank = t - 1, rank + 1
+                if stopped_at is None:
+                    b.take(b.selection.add(turns=b.selection.turns + tuple(range(t + len(stretch), t, -1))), total)
+                    kept += len(stretch)
+                else:
+                    dropped += len(stretch)
+                continue
+
         def candidate(t=t):  # built only when counted or kept: at 30,000 items the copies add up
             return b.selection.add(turns=b.selection.turns + (t,))
         total, marginal = b.attempt("history", t, candidate, decides=stopped_at is None)
+        t -= 1
         if stopped_at is None and total <= budget:
             b.take(candidate(), total)
             kept += 1
-            b.trace.append(valid_entry("history", ids[t], "kept", marginal, f"fits: {total} of {budget} tokens after it",
-                                       rank, given=ITEM_FIELDS))
+            b.trace.append(_kept_entry(ids[t + 1], marginal, total, budget, rank))
             continue
         dropped += 1
         if stopped_at is None:
-            stopped_at = ids[t]
-            reason = f"does not fit: needs {marginal}, {budget - b.tokens} left"
+            stopped_at = ids[t + 1]
+            b.trace.append(valid_entry("history", ids[t + 1], "dropped", marginal,
+                                       f"does not fit: needs {marginal}, {budget - b.tokens} left", rank,
+                                       given=ITEM_FIELDS))
         else:
-            reason = f"older than {stopped_at}, which did not fit (history stops at the first misfit)"
-        b.trace.append(valid_entry("history", ids[t], "dropped", marginal, reason, rank, given=ITEM_FIELDS))
+            b.trace.append(_older_entry(ids[t + 1], marginal, stopped_at, rank))
     return kept, dropped
+
+
+def _kept_entry(turn_id: str, marginal: int, total: int, budget: int, rank: int) -> TraceEntry:
+    return valid_entry("history", turn_id, "kept", marginal, f"fits: {total} of {budget} tokens after it", rank,
+                       given=ITEM_FIELDS)
+
+
+def _older_entry(turn_id: str, marginal: int, stopped_at: str, rank: int) -> TraceEntry:
+    return valid_entry("history", turn_id, "dropped", marginal,
+                       f"older than {stopped_at}, which did not fit (history stops at the first misfit)", rank,
+                       given=ITEM_FIELDS)
 
 
 def _place(trace: list[TraceEntry], origins: list[tuple[str, str]], request: Request) -> None:

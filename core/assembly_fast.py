@@ -4,7 +4,7 @@ Each item's text is counted once (cached by content in the counter) and the comp
 predicted as the running count plus what the item adds: its text tokens plus a constant for its
 shape, learned from small probe requests (a few parts of the request, not all of it) and checked
 by a third probe. A shape is the roles of a turn's messages and the whitespace at their edges that
-the template keeps (whether it trims a role's edges is learned from three tiny requests). The
+the template keeps (what it trims and keeps is learned from tiny requests: ``core.assembly_edges``). The
 required request is counted whole once; so is every attempt whose prediction lands near the
 allowance when the decision depends on it, and the final request. A disagreement raises
 ``PredictionMismatch`` and the request is assembled again by the reference method.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from .assembly_edges import TemplateEdges
 from .assembly_merge import MergedUserTurns, merge_seams_for
 from .assembly_reference import Builder, PredictionMismatch
 from .assembly_tools import TOOL_TURN, ToolTurns
@@ -37,11 +38,9 @@ from .text_edges import MAX_EDGE, edges
 SPAN_TURN = "turn spans"
 # A prediction this close to the allowance is checked by a complete count before it decides.
 NEAR_ALLOWANCE = 4
-# Whitespace a template either keeps (it adds tokens) or trims from a message's edge.
-_EDGE_PROBE = " \t "
 
 
-class FastBuilder(Builder):
+class FastBuilder(TemplateEdges, Builder):
     """Predicts complete counts from small probe requests and per-item text counts, and checks them.
 
     A probe is a render of a few parts of the request (the question and one or two items): it
@@ -67,6 +66,7 @@ class FastBuilder(Builder):
         self._merged: MergedUserTurns | None | bool = False  # False: not yet asked
         self._tools: ToolTurns | None = None
         self._newest_of: tuple = (None, None)  # (kept turns, the newest of them)
+        self._open_turns: list[bool] | None = None  # ``_open_ended`` of each turn
 
     def _render(self, selection: Selection):
         """A render only counted: each turn's messages built once (``render``'s ``turn_messages``)."""
@@ -92,73 +92,6 @@ class FastBuilder(Builder):
         value = self.counter.count(messages, [])
         self.probe_counts += self.counter.full_counts - before
         return value
-
-    # ---- what the template does with a message, learned once per assembly from tiny requests
-
-    def _role_count(self, role: str, content: str) -> int:
-        """Complete count of a tiny conversation with one ``role`` message of ``content`` in it."""
-        messages = [ChatMessage(role="user", content="Word"), ChatMessage(role="assistant", content="Word"),
-                    ChatMessage(role="user", content="Word")]
-        messages[0 if role == "user" else 1] = ChatMessage(role=role, content=content)
-        return self._synthetic(messages)
-
-    def _trimmed(self, role: str) -> tuple[bool, bool] | None:
-        """Whether the template trims ``role``'s leading and trailing whitespace (None: unknown)."""
-        if role not in self._trims:
-            try:
-                base = self._role_count(role, "Word")
-                self._trims[role] = (self._role_count(role, _EDGE_PROBE + "Word") == base,
-                                     self._role_count(role, "Word" + _EDGE_PROBE) == base)
-            except Exception:  # a template that refuses the tiny request: keep to untouched edges
-                self._trims[role] = None
-        return self._trims[role]
-
-    def _edge_apart(self, role: str, side: int) -> bool:
-        """Whether whitespace kept at this edge (0 leading, 1 trailing) of a ``role`` message costs its own
-        text tokens and no more (Mistral's control tokens; not Qwen's ``user\n`` header, which a leading
-        newline joins): then the edge need not be part of the shape. Only where the template writes an added
-        (control) token right beside that edge: the tokenizer cuts its input there before anything else, so no
-        whitespace of any length joins the template's own text (a header ending in a newline, whose whitespace
-        runs a pre-tokeniser joins, passes the four probes by chance for some tokenizers and fails on others)."""
-        key = (role, side)
-        if key not in self._apart:
-            try:
-                if not self._edge_beside_token(role, side):
-                    self._apart[key] = False
-                    return False
-                base, text = self._role_count(role, "Word"), self.counter.text_count("Word")
-                contents = [(ws + "Word") if side == 0 else ("Word" + ws) for ws in (" ", "\n", "\n\n", _EDGE_PROBE)]
-                self._apart[key] = all(
-                    self._role_count(role, c) - base == self.counter.text_count(self._form(role, c)) - text
-                    for c in contents)
-            except Exception:
-                self._apart[key] = False
-        return self._apart[key]
-
-    def _edge_beside_token(self, role: str, side: int) -> bool:
-        """Whether the rendered text has an added token right before (0) or after (1) a ``role`` message's content."""
-        marker = "Qzxv"
-        messages = [ChatMessage(role="user", content="Word"), ChatMessage(role="assistant", content="Word"),
-                    ChatMessage(role="user", content="Word")]
-        messages[0 if role == "user" else 1] = ChatMessage(role=role, content=marker)
-        text = self.counter.render_text(messages, [])
-        at = text.find(marker)
-        if at < 0 or text.find(marker, at + 1) >= 0:
-            return False
-        tokens = [t for t in {*self.counter.control_token_strings(), *self.counter.untrusted_spellings()} if t]
-        return any(text[:at].endswith(t) for t in tokens) if side == 0 else \
-            any(text.startswith(t, at + len(marker)) for t in tokens)
-
-    def _form(self, role: str, content: str) -> str | None:
-        """``content`` as the template tokenises it, or None when that is not known."""
-        trims = self._trimmed(role)
-        if trims is None:
-            return content if content == content.strip() else None
-        if trims[0]:
-            content = content.lstrip()
-        if trims[1]:
-            content = content.rstrip()
-        return content
 
     def _user_turns_merge(self) -> bool:
         """Whether consecutive user messages render as one (Mistral joins them), so a turn that ends
@@ -312,7 +245,11 @@ class FastBuilder(Builder):
         """A turn that ends with a user message merges into the next user message where the template
         joins them (Mistral), so what it adds depends on its neighbour: predicted from the text near the
         seam (``core.assembly_merge``) where that is proven, else counted whole."""
-        return self.turns[t][-1].role == "user" and self._user_turns_merge()
+        open_ended = self._open_turns
+        if open_ended is None:  # looked at once per assembly, not once per attempt
+            merges = any(turn[-1].role == "user" for turn in self.turns) and self._user_turns_merge()
+            open_ended = self._open_turns = [merges and turn[-1].role == "user" for turn in self.turns]
+        return open_ended[t]
 
     def _seams(self) -> MergedUserTurns | None:
         if self._merged is False:
@@ -334,6 +271,37 @@ class FastBuilder(Builder):
             except Exception:  # noqa: BLE001 - a text the shortcut did not foresee: count it whole
                 value = None
         return self.count(candidate()) - self.tokens if value is None else value
+
+    def fitting_turns(self, t: int) -> list[int] | None:
+        """What turns ``t``, ``t - 1``, ... add where they are single-message turns figured a stretch at a time
+        (``MergedUserTurns.stretch``), each just before the kept turns and those of the list before it, as far
+        as each keeps the count below the allowance by more than ``NEAR_ALLOWANCE`` (no count decides them): the
+        history fill keeps them all. ``None`` or empty where it asks turn by turn (``attempt``)."""
+        figures = self._stretch(t, True)
+        if not figures:
+            return figures
+        total, limit = self.tokens, self.budget - NEAR_ALLOWANCE
+        for n, marginal in enumerate(figures):
+            total += marginal
+            if total >= limit:
+                return figures[:n]
+        return figures
+
+    def older_turns(self, t: int) -> list[int] | None:
+        """What turns ``t``, ``t - 1``, ... add beside the kept turns, past the first misfit (each is dropped
+        whatever it adds), where they are figured a stretch at a time; ``None`` or empty elsewhere."""
+        return self._stretch(t, False)
+
+    def _stretch(self, t: int, beside: bool) -> list[int] | None:
+        if not self._open_ended(t):
+            return None
+        seams = self._seams()
+        if seams is None:
+            return None
+        try:
+            return seams.stretch(t, self.selection, beside)
+        except Exception:  # noqa: BLE001 - a text the shortcut did not foresee: asked turn by turn
+            return None
 
     def _newest(self, turns: tuple[int, ...]) -> int:
         """``max(turns)``, found once per kept-turn tuple (every passage tried before the first is kept asks)."""

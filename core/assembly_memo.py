@@ -65,8 +65,9 @@ def content_key(request: Request) -> tuple:
 class RequestMemo:
     """One request content's reusable state with one counter."""
 
-    def __init__(self, key: tuple) -> None:
-        self.key = key
+    def __init__(self, key: tuple | None) -> None:
+        self.key = key  # ``content_key`` of its request (``None`` until another request is looked up: ``memo_for``)
+        self.request: Request | None = None  # the request it was last found for
         self.parts: tuple = ()  # the objects of the request it was last found for (``_parts``)
         self.neutralised: tuple[list, list, list] | None = None  # (evidence, tool_exchanges, what changed)
         self.repeated: tuple[str | None] | None = None
@@ -143,14 +144,27 @@ def memo_for(request: Request, counter: TokenCounter) -> RequestMemo:
     for key, memo in reversed(memos.items()):
         if _same_objects(memo.parts, parts):
             memos.move_to_end(key)
+            memo.request = request
             return memo
-    key = content_key(request)
-    memo = memos.get(key)
-    if memo is None:
-        memo = memos[key] = RequestMemo(key)
-        while len(memos) > MEMO_REQUESTS:
-            memos.popitem(last=False)
+    if not memos:  # the counter's first request: its content key is built when another request may equal it
+        memo = memos[_UNKEYED] = RequestMemo(None)
     else:
-        memos.move_to_end(key)
-    memo.parts = parts  # holding them keeps their ids from being reused
+        first = memos.get(_UNKEYED)
+        if first is not None:  # keyed now, in its place
+            first.key = content_key(first.request)
+            items = [(first.key if k is _UNKEYED else k, m) for k, m in memos.items()]
+            memos.clear()
+            memos.update(items)
+        key = content_key(request)
+        memo = memos.get(key)
+        if memo is None:
+            memo = memos[key] = RequestMemo(key)
+            while len(memos) > MEMO_REQUESTS:
+                memos.popitem(last=False)
+        else:
+            memos.move_to_end(key)
+    memo.parts, memo.request = parts, request  # holding them keeps their ids from being reused
     return memo
+
+
+_UNKEYED = object()  # the key of a counter's first memo until a second request is looked up

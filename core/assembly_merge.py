@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .contracts import ChatMessage, Request
-from .counters.tekken_cuts import CUT_REACH, JOIN, TEKKEN_PATTERN, _plain, first_cut, last_cut
+from .counters.tekken_cuts import CUT_REACH, JOIN, TEKKEN_PATTERN, _plain, between_cuts, first_cut, last_cut
 from .counting import TokenCounter
 from .render import EVIDENCE_PREAMBLE, QUESTION_PREFIX, Selection, evidence_block
 
@@ -58,14 +58,19 @@ def merge_seams_for(counter: TokenCounter) -> Callable[[str], list] | None:
 
 class MergedUserTurns:
     """Exact marginal costs of single-user-message turns (and of the first passage beside one) from the
-    text near the seam. Every method returns ``None`` where it cannot vouch for a figure."""
+    text near the seam. Every method returns ``None`` where it cannot vouch for a figure.
+
+    The turns are figured a stretch of a run at a time (``_table``), not one by one: history fills newest
+    first, so the turn asked next is the one before the last kept (its seam the kept turn's first word), and
+    once a turn does not fit every older one is asked beside the same kept turns (one seam for all); each
+    stretch's seam texts are counted in one call (``TokenCounter.text_counts``)."""
 
     def __init__(self, request: Request, counter: TokenCounter, encode: Callable[[str], list],
                  counted: Callable[[], None]) -> None:
         self.request = request
         self.turns = request.history_turns()
         self.encode, self.counted = encode, counted  # ``counted`` is told of every tokenisation
-        self.text_count = counter.text_count
+        self.text_counts = counter.text_counts
         n = len(self.turns)
         self.run_end = [n] * (n + 1)  # first turn at or after t that is not a single user message
         for t in range(n - 1, -1, -1):
@@ -73,10 +78,16 @@ class MergedUserTurns:
         # Seam figures depend on their strings only: remembered per counter, so a replay of the same
         # history at another allowance tokenises nothing again
         self.memo: dict[tuple, int] = counter.__dict__.setdefault("_seam_memo", {})
+        # each text's cuts and its count between them: the one-pass renderer's memo, which the final count reads
+        self._cuts: dict[str, tuple] = getattr(counter._renderer(), "_cuts", None)  # type: ignore[attr-defined]
+        if self._cuts is None or counter._span_memo() is None:  # type: ignore[attr-defined]
+            self._cuts = counter.__dict__.setdefault("_seam_cuts", {})
+        self.text_token_counts = counter.text_token_counts
         self._tails: dict[bool, str | None] = {}
         self._kept: tuple = ((), None)
         self._seam_heads: dict[tuple, tuple | None] = {}
         self._middles: dict[str, tuple] | None = None
+        self._tables: dict[tuple, dict[int, int | None]] = {}
 
     def _count(self, text: str) -> int:
         self.counted()
@@ -100,10 +111,15 @@ class MergedUserTurns:
         kept, n = selection.turns, len(self.turns)
         if not kept:
             return n
-        if kept is self._kept[0]:  # every turn older than the first misfit is tried beside the same ones
-            return self._kept[1]
-        low = min(kept)
-        low = low if max(kept) == n - 1 and len(kept) == n - low else None
+        before, low = self._kept
+        if kept is before:  # every turn older than the first misfit is tried beside the same ones
+            return low
+        if (low is not None and kept[-1] == low - 1 and len(kept) == len(before) + 1
+                and kept[:-1] == before):  # the fill's next turn, just before the kept ones: no scan of them all
+            low = low - 1
+        else:
+            low = min(kept)
+            low = low if max(kept) == n - 1 and len(kept) == n - low else None
         self._kept = (kept, low)
         return low
 
@@ -129,50 +145,122 @@ class MergedUserTurns:
 
     def turn(self, t: int, selection: Selection) -> int | None:
         """What adding single-message turn ``t`` (older than every kept turn) to ``selection`` adds."""
-        added = self.turns[t][0].content or ""
         low = self._kept_from(selection)
-        if low is None or t >= low or not _plain(added):
+        if low is None or t >= low:
             return None
-        if not added:  # the normaliser skips an empty message
-            return 0
-        seam = self._seam(low, selection)
-        if seam is None:
-            return None
-        left, head = seam
-        right = "" if head is None else JOIN + head  # no head: the run had no text, the turn's is all of it
-        middle = self._middle(added)
-        if middle is None:
-            return self._difference(("turn", left, added, head), left + added + right, left + (head or ""))
-        a, b, inner = middle  # ``added`` splits at its first and last cut whatever stands either side
-        return self._short(left + added[:a]) + inner + self._short(added[b:] + right) - self._short(left + (head or ""))
+        # the turns just before the kept ones (each asked beside the turns after it), or, below the first
+        # misfit, the turns asked beside one kept set: one table each, filled a stretch at a time
+        key = (-1 if low == t + 1 else low, selection.instructions, selection.question, bool(selection.evidence))
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = {}
+        if t not in table:
+            self._table(table, t, low, selection)
+        return table[t]
 
-    def _short(self, text: str) -> int:
-        """Count of a short stretch beside a seam: the counter's text count (``text_count``, the same encoding),
-        so the final count's span memo finds a message's edge stretches there too (``tekken_cuts.joined_count``)."""
-        return self.text_count(text)
+    def stretch(self, t: int, selection: Selection, beside: bool) -> list[int]:
+        """What turns ``t``, ``t - 1``, ... add, as far as each is figured: with ``beside``, each is asked just
+        before the kept turns and those of the list before it (the fill, keeping each in turn); without, each
+        beside the kept turns, past the first misfit. Empty where ``t`` is not asked so."""
+        low = self._kept_from(selection)
+        if low is None or t >= low or (low == t + 1) != beside:
+            return []
+        key = (-1 if beside else low, selection.instructions, selection.question, bool(selection.evidence))
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = {}
+        out: list[int] = []
+        while t >= 0:
+            value = table.get(t, table)
+            if value is table:  # not figured yet
+                turn = self.turns[t]
+                if len(turn) != 1 or turn[0].role != "user":
+                    break
+                self._table(table, t, t + 1 if beside else low, selection)  # beside: each turn's seam is the next's
+                value = table[t]
+            if value is None:
+                break
+            out.append(value)
+            t -= 1
+        return out
 
-    def _middle(self, text: str) -> tuple[int, int, int] | None:
-        """The first and last cut of a single message's text and the count between them. Every such
-        message is tokenised in one pass on first use (one tight loop keeps the tokenizer's tables in
-        the CPU's caches; tokenising each at its attempt, between the assembly's own steps, cost twice
-        as much), remembered per counter by the text."""
+    def _table(self, table: dict[int, int | None], t: int, low: int, selection: Selection) -> None:
+        """Figure ``t`` and the single-message turns before it, as many as ``table`` holds already (at least
+        16): the next ones the fill asks, in the order it asks them, so the work done stays within twice the
+        turns asked. Just before the kept turns (``low == t + 1``) each turn's seam is the first word of the
+        turn after it; below the first misfit every turn's seam is ``low``'s."""
+        self._middle_texts()
+        beside = low == t + 1
+        asked, s, most = [], t, max(16, len(table))
+        while s >= 0 and len(asked) < most and s not in table:
+            turn = self.turns[s]
+            if len(turn) != 1 or turn[0].role != "user":
+                if beside:  # the turn after an older single message is not a single message: another run
+                    break
+            else:
+                asked.append(s)
+            s -= 1
+        if beside:
+            self._figure(table, asked, self._seams_after(asked, selection))
+        else:
+            self._figure(table, asked, [self._seam(low, selection)] * len(asked))
+
+    def _seams_after(self, asked: list[int], selection: Selection) -> list[tuple[str, str | None] | None]:
+        """``_seam(s + 1, selection)`` of each turn ``s`` of ``asked`` (single messages of one run, newest first),
+        taken from the text of turn ``s + 1`` where it is a single message with a cut (the fill's usual case): what
+        precedes the run, and that message up to its first cut."""
+        middles, turns, seams = self._middles or {}, self.turns, []
+        end = self.run_end[asked[0] + 1] if asked else 0
+        left = self._system_tail(selection) if end == len(turns) else ""
+        for s in asked:
+            text = turns[s + 1][0].content if s + 1 < end else None
+            known = middles.get(text) if text else None
+            seams.append((left, text[:known[0]]) if known and left is not None else self._seam(s + 1, selection))
+        return seams
+
+    def _figure(self, table: dict[int, int | None], asked: list[int], seams: list[tuple | None]) -> None:
+        """What each turn of ``asked`` adds at its seam (``_seam``: the text before it from its last cut, and
+        the run's text after it up to its first cut), into ``table``. The turn's text splits at its own first
+        and last cut wherever it stands (``_middle``), so only the stretches across either seam are counted,
+        all of them in one call."""
+        middles = self._middle_texts()
+        stretches: list[str] = []
+        inners: list[tuple[int, int]] = []
+        turns = self.turns
+        for t, seam in zip(asked, seams):
+            added = turns[t][0].content or ""
+            middle = middles.get(added)  # a plain text, where it is there
+            if seam is None or not added or (middle is None and not _plain(added)):
+                table[t] = 0 if not added else None  # the normaliser skips an empty message
+                continue
+            left, head = seam
+            right = "" if head is None else JOIN + head  # no head: the run had no text, the turn's is all of it
+            if not middle:
+                table[t] = self._difference(("turn", left, added, head), left + added + right, left + (head or ""))
+                continue
+            a, b, inner = middle
+            inners.append((t, inner))
+            stretches += (left + added[:a], added[b:] + right, left + (head or ""))
+        counts = self.text_counts(stretches)
+        for k, (t, inner) in enumerate(inners):
+            table[t] = counts[3 * k] + inner + counts[3 * k + 1] - counts[3 * k + 2]
+
+    def _middle_texts(self) -> dict[str, tuple]:
+        """Each single message's first and last cut and its count between them (``()`` without both cuts), by
+        its text (``tekken_cuts.between_cuts``). Every such message is tokenised in one call on first use (a
+        tight loop keeps the tokenizer's tables in the CPU's caches, where tokenising each at its attempt,
+        between the assembly's own steps, cost twice as much); the figures are remembered per counter, in the
+        memo where a complete count's span memo reads them (``tekken_cuts.joined_count``)."""
         if self._middles is None:
-            self._middles = {}
-            for turn in self.turns:
-                content = turn[0].content if len(turn) == 1 else None
-                if content and content not in self._middles and _plain(content):
-                    known = self.memo.get(("middle", content))
-                    if known is None:
-                        a = first_cut(content)
-                        b = last_cut(content) if a is not None else None
-                        # the text's own count (the counter's text counts: a complete count's span memo finds it
-                        # there) less its stretches before the first cut and after the last
-                        known = (a, b, self.text_count(content) - self._short(content[:a]) - self._short(content[b:])
-                                 ) if b is not None else ()
-                        self.counted()
-                        self.memo[("middle", content)] = known
-                    self._middles[content] = known
-        return self._middles.get(text) or None
+            texts = list(dict.fromkeys(turn[0].content for turn in self.turns if len(turn) == 1))
+            texts = [text for text in texts if text and _plain(text)]
+            self._middles = dict(zip(texts, between_cuts(texts, self._cuts, self._between_counts)))
+        return self._middles
+
+    def _between_counts(self, texts: list[str]) -> list[int]:
+        for _ in texts:
+            self.counted()
+        return self.text_token_counts(texts)
 
     def _seam(self, low: int, selection: Selection) -> tuple[str, str | None] | None:
         """The text either side of where a turn older than ``low`` joins its run: what precedes it from the

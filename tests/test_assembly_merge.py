@@ -5,6 +5,7 @@ is checked on the tokenizer itself; a hand-made seam where a per-message sum is 
 at every allowance without falling back."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import default_counter
@@ -78,14 +79,15 @@ def test_a_seam_a_per_message_sum_gets_wrong_equals_the_reference_at_every_allow
         assert stats["full_counts"] <= 2 + near_allowance_attempts(reference)
 
 
-def test_history_of_single_message_turns_is_not_counted_turn_by_turn():
+@pytest.mark.parametrize("turns, limit", [(60, 200), (400, 2000)])  # 400: stretches of several chunks (test_merge_stretches)
+def test_history_of_single_message_turns_is_not_counted_turn_by_turn(turns, limit):
     words = ["Budget", "tokens", "window", "passage", "question", "answer", "context", "limit"]
     history = [{"role": "user", "content": " ".join(words[(n + k) % 8] for k in range(n % 5 + 3)) + ".",
-                "id": f"t{n}"} for n in range(60)]
-    data = {"instructions": "Answer.", "current": "What fits?", "history": history, "context_limit": 200,
+                "id": f"t{n}"} for n in range(turns)]
+    data = {"instructions": "Answer.", "current": "What fits?", "history": history, "context_limit": limit,
             "max_new_tokens": 8, "margin": 0}
     stats: dict = {}
     fast = assemble(parse_request(data), make_counter(), stats=stats)
     reference = assemble(parse_request(data), default_counter(), reference=True)
-    assert fast.to_json() == reference.to_json() and 0 < fast.kept_turns < 60
-    assert stats["full_counts"] <= 4
+    assert fast.to_json() == reference.to_json() and 0 < fast.kept_turns < turns
+    assert stats["full_counts"] <= 4  # the required request, a check near the allowance, the final request

@@ -166,6 +166,25 @@ class TokenCounter(ABC):
             self._text_cache[text] = hit
         return hit
 
+    def text_counts(self, texts: Sequence[str]) -> list[int]:
+        """``text_count`` of each of ``texts`` in one pass: the cached ones looked up, the others counted together
+        (``text_token_counts``) and cached, each distinct text once."""
+        cache = self._text_cache
+        found = list(map(cache.get, texts))
+        if None not in found:
+            return found
+        missing = list(dict.fromkeys(text for text, hit in zip(texts, found) if hit is None))
+        counted = dict(zip(missing, self.text_token_counts(missing)))
+        self.item_counts += len(missing)
+        if len(cache) + len(missing) >= 65536:
+            cache.clear()
+        cache.update(counted)
+        return [counted[text] if hit is None else hit for text, hit in zip(texts, found)]
+
+    def text_token_counts(self, texts: Sequence[str]) -> list[int]:
+        """``text_token_count`` of each of ``texts`` (a counter whose tokenizer counts several at once says so here)."""
+        return [self.text_token_count(text) for text in texts]
+
     def compared_message_fields(self) -> frozenset[str]:
         """Message fields the chat template compares between messages by value (``"message"``: whole
         messages; ``"content"``, ``"tool_call_id"``...): where two messages hold equal values there, what one

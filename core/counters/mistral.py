@@ -13,6 +13,7 @@ from ..errors import CounterError, TemplateRefused
 from .base import CounterIdentity, TokenCounter, byte_pieces_as_spans, literal_spans, sha256_file, sha256_text
 from .mistral_loading import _class_source, _load_tokenizer, _memoised_tool_check
 
+_TEXT_COUNTS = ("text_token_count", "text_token_counts", "text_count", "text_counts")  # what the span memo relies on
 _MISTRAL_ID = re.compile(r"^[A-Za-z0-9]{9}$")
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -237,8 +238,8 @@ class MistralCounter(TokenCounter):
             encode = self.__dict__.get("_text_encode")
             if encode is None:
                 encode = self._text_encode = self._text_encoder()
-            self._span_memo_ok = (renderer is not None and type(self).text_token_count is MistralCounter.text_token_count
-                                  and type(self).text_count is TokenCounter.text_count and encode == renderer._encode)
+            self._span_memo_ok = renderer is not None and encode == renderer._encode and all(getattr(type(self), name) is (
+                getattr(MistralCounter if "token" in name else TokenCounter, name)) for name in _TEXT_COUNTS)
             self.span_tally = [0, 0]  # spans found in the text counts, spans encoded (``count_reusing_texts``)
         return self._text_cache if self._span_memo_ok else None
 
@@ -348,6 +349,18 @@ class MistralCounter(TokenCounter):
         if encode is None:  # chosen once per counter: an assembly counts every item's text
             encode = self._text_encode = self._text_encoder()
         return len(encode(text))
+
+    def text_token_counts(self, texts) -> list[int]:
+        """``text_token_count`` of each text in one loop (tiktoken's core: its wrapper repairs what fails here first)."""
+        if type(self).text_token_count is not MistralCounter.text_token_count or not texts:
+            return super().text_token_counts(texts)
+        self.text_token_count(texts[0])  # the encoder, chosen once per counter
+        encode = self._text_encode
+        core = getattr(getattr(encode, "__self__", None), "_core_bpe", None)
+        try:
+            return list(map(len, map(encode if core is None else core.encode_ordinary, texts)))
+        except UnicodeEncodeError:
+            return list(map(len, map(encode, texts)))
 
     def _text_encoder(self):
         raw = self._tokenizer.instruct_tokenizer.tokenizer

@@ -87,6 +87,14 @@ class Joined(tuple):
 
 def cuts_of(text: str) -> tuple[int, int] | tuple[()]:
     """The first and last cut of ``text`` (each within ``CUT_REACH`` of its edge), or ``()``."""
+    if text.isascii():  # ``first_cut`` and ``last_cut`` for ASCII text, without their calls (a pass over every text)
+        found = _ASCII_CUT.search(text, 0, min(len(text), CUT_REACH + 1))
+        if found is None:
+            return ()
+        for b in range(len(text) - 1, max(len(text) - 1 - CUT_REACH, 0), -1):
+            if text[b - 1].isalpha() and not text[b].isalpha():
+                return (found.end(), b) if found.end() <= b else ()
+        return ()
     a = first_cut(text)
     b = last_cut(text) if a is not None else None
     return (a, b) if b is not None and a <= b else ()
@@ -95,10 +103,12 @@ def cuts_of(text: str) -> tuple[int, int] | tuple[()]:
 def joined_count(parts: Joined, known: dict[str, int], count: Callable[[str], int], cuts: dict[str, tuple]
                  ) -> tuple[int, bool]:
     """The count of ``JOIN.join(parts)`` (texts tiktoken encodes as written) from the stretches between cuts: each
-    text's own count (``known``, else ``count``) less its stretches before its first cut and after its last, plus
-    each stretch from one text's last cut across the join to the next one's first (``count``: short strings). A
-    text with no cut near its edges stays inside the stretch being built. With whether every text was in
-    ``known``. ``cuts`` remembers the cuts of each text up to ``MEMO_TEXT`` characters (a longer one is not held)."""
+    text's count between its first and last cut (``cuts``' third figure where ``between_cuts`` left one, else the
+    text's own count, from ``known`` or ``count``, less its stretches before the first cut and after the last),
+    plus each stretch from one text's last cut across the join to the next one's first (``count``: short strings).
+    A text with no cut near its edges stays inside the stretch being built. With whether every text was in
+    ``known`` (or ``cuts``). ``cuts`` remembers the cuts of each text up to ``MEMO_TEXT`` characters (a longer one
+    is not held)."""
     total, pending, found = 0, None, True
     for part in parts:
         at = cuts.get(part)
@@ -110,13 +120,17 @@ def joined_count(parts: Joined, known: dict[str, int], count: Callable[[str], in
             pending = part if pending is None else pending + JOIN + part
             found = False
             continue
-        a, b = at
-        whole = known.get(part)
-        if whole is None:
-            found = False
-            whole = count(part)
+        a, b = at[0], at[1]
         head = part[:a]
-        total += count(head if pending is None else pending + JOIN + head) + whole - count(head) - count(part[b:])
+        total += count(head if pending is None else pending + JOIN + head)
+        if len(at) == 3:
+            total += at[2]
+        else:
+            whole = known.get(part)
+            if whole is None:
+                found = False
+                whole = count(part)
+            total += whole - count(head) - count(part[b:])
         pending = part[b:]
     return total + count(pending), found
 
@@ -133,3 +147,32 @@ def joined_whole(parts: Sequence[str], known: dict[str, int]) -> bool:
     reused (the join path)."""
     longest = max(parts, key=len)
     return longest not in known and sum(map(len, parts)) - len(longest) < JOINED_SHORT
+
+
+def between_cuts(texts: list[str], cuts: dict[str, tuple], counts: Callable[[list[str]], list[int]]) -> list[tuple]:
+    """For each of ``texts`` (texts tiktoken encodes as written), ``(first cut, last cut, count between them)``, or
+    ``()`` where it has no cut near an edge (``cuts_of``); its stretch between the cuts counts the same wherever the
+    text stands. The figures are kept in ``cuts`` for texts up to ``MEMO_TEXT`` characters (``joined_count`` reads
+    them there), and ``counts`` (the text counts with the encoder ``joined_count``'s ``count`` uses) is asked once
+    for every stretch not figured before."""
+    found = list(map(cuts.get, texts))
+    new = [k for k, at in enumerate(found) if at is None or len(at) == 2]
+    if not new:
+        return found
+    spans = []
+    for k in new:
+        text = texts[k]
+        at = found[k] or cuts_of(text)
+        found[k] = at
+        if at:
+            spans.append(text[at[0]:at[1]])
+    between = iter(counts(spans))
+    if len(cuts) + len(new) >= 65536:
+        cuts.clear()
+    for k in new:
+        at = found[k]
+        if at:
+            at = found[k] = (at[0], at[1], next(between))
+        if len(texts[k]) <= MEMO_TEXT:
+            cuts[texts[k]] = at
+    return found

@@ -9,7 +9,8 @@ answer), with the next three texts as passages (history filled first, so the fir
 run); each request is assembled by the default and the reference at allowances that keep about a
 quarter, half and three quarters of its history. Printed: seams predicted from the text beside them,
 seams counted whole (no cut near the seam), results that fell back to the reference (a prediction a
-complete count disagreed with), and whether every result equals the reference.
+complete count disagreed with), and whether every result equals the reference. A stretch of single-message turns
+the history fill takes at once (``FastBuilder.fitting_turns`` / ``older_turns``) counts a seam per turn.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import sys
 from pathlib import Path
 
 import core.assembly_merge as merge
+from core.assembly_fast import FastBuilder
 from core import assemble, make_counter, parse_request
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -79,8 +81,17 @@ class Tally:
                 return value
             return wrapper
 
+        def taken(method):  # a stretch of turns the history fill takes at once: each a seam predicted
+            def wrapper(self, *args):
+                figures = method(self, *args)
+                tally.predicted += len(figures or ())
+                return figures
+            return wrapper
+
         merge.MergedUserTurns.turn = counted(self._turn)
         merge.MergedUserTurns.first_passage = counted(self._first)
+        FastBuilder.fitting_turns = taken(FastBuilder.fitting_turns)
+        FastBuilder.older_turns = taken(FastBuilder.older_turns)
 
 
 def main(argv=None) -> int:
