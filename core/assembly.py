@@ -18,6 +18,7 @@ Two ways of counting reach the same decisions, trace and bytes:
 from __future__ import annotations
 
 from .assembly_evidence import fill_evidence
+from .assembly_history import fill_history
 from .assembly_fast import FastBuilder
 from .assembly_memo import memo_for
 from .assembly_reference import Builder, PredictionMismatch
@@ -29,7 +30,7 @@ from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
 from .render import QUESTION_PREFIX, exchange_id, render
-from .result import ITEM_FIELDS, AssemblyResult, TraceEntry, valid_entry
+from .result import AssemblyResult, TraceEntry
 
 
 class AssemblyStats(dict):
@@ -126,7 +127,7 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
     dropped_evidence: list[str] = []
     for section in request.fill_order:
         if section == "history":
-            kept_turns, dropped_turns = _fill_history(b, budget)
+            kept_turns, dropped_turns = fill_history(b, budget)
         else:
             kept_evidence, dropped_evidence = fill_evidence(b, budget)
 
@@ -165,69 +166,6 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         request=None)
     result.request = request  # validated already: given to the constructor, its whole-request checks would run again
     return mark_not_rendered(result, counter, ids=final_ids, rendered=text)
-
-
-def _fill_history(b: Builder, budget: int) -> tuple[int, int]:
-    """Whole turns, newest first; the first turn that does not fit stops the section.
-
-    Where the builder figures a stretch of turns at once (the default's single-message turns under ``mistral:``,
-    ``FastBuilder.fitting_turns`` / ``older_turns``), the stretch is taken in one step: the same decisions and
-    entries, one attempt per turn left only where a count decides."""
-    request = b.request
-    ids = request.turn_ids()
-    kept = dropped = 0
-    stopped_at: str | None = None
-    fitting, older = getattr(b, "fitting_turns", None), getattr(b, "older_turns", None)
-    t = len(ids) - 1
-    while t >= 0:
-        rank = len(ids) - t
-        if fitting is not None:
-            stretch = fitting(t) if stopped_at is None else older(t)
-            if stretch:
-                total = b.tokens
-                for marginal in stretch:  # turns t, t - 1, ...
-                    if stopped_at is None:
-                        total += marginal
-                        b.trace.append(_kept_entry(ids[t], marginal, total, budget, rank))
-                    else:
-                        b.trace.append(_older_entry(ids[t], marginal, stopped_at, rank))
-                    t, rank = t - 1, rank + 1
-                if stopped_at is None:
-                    b.take(b.selection.add(turns=b.selection.turns + tuple(range(t + len(stretch), t, -1))), total)
-                    kept += len(stretch)
-                else:
-                    dropped += len(stretch)
-                continue
-
-        def candidate(t=t):  # built only when counted or kept: at 30,000 items the copies add up
-            return b.selection.add(turns=b.selection.turns + (t,))
-        total, marginal = b.attempt("history", t, candidate, decides=stopped_at is None)
-        t -= 1
-        if stopped_at is None and total <= budget:
-            b.take(candidate(), total)
-            kept += 1
-            b.trace.append(_kept_entry(ids[t + 1], marginal, total, budget, rank))
-            continue
-        dropped += 1
-        if stopped_at is None:
-            stopped_at = ids[t + 1]
-            b.trace.append(valid_entry("history", ids[t + 1], "dropped", marginal,
-                                       f"does not fit: needs {marginal}, {budget - b.tokens} left", rank,
-                                       given=ITEM_FIELDS))
-        else:
-            b.trace.append(_older_entry(ids[t + 1], marginal, stopped_at, rank))
-    return kept, dropped
-
-
-def _kept_entry(turn_id: str, marginal: int, total: int, budget: int, rank: int) -> TraceEntry:
-    return valid_entry("history", turn_id, "kept", marginal, f"fits: {total} of {budget} tokens after it", rank,
-                       given=ITEM_FIELDS)
-
-
-def _older_entry(turn_id: str, marginal: int, stopped_at: str, rank: int) -> TraceEntry:
-    return valid_entry("history", turn_id, "dropped", marginal,
-                       f"older than {stopped_at}, which did not fit (history stops at the first misfit)", rank,
-                       given=ITEM_FIELDS)
 
 
 def _place(trace: list[TraceEntry], origins: list[tuple[str, str]], request: Request) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .assembly_fast import NEAR_ALLOWANCE, FastBuilder
 from .assembly_reference import Builder
 from .render import evidence_ranking
-from .result import MADE_OK, PASSAGE_FIELDS, _made, valid_entry
+from .result import MADE_OK, PASSAGE_FIELDS, _made, trace_entry
 
 _EVIDENCE = ("evidence",)
 
@@ -76,13 +76,13 @@ def _attempt(b: Builder, budget: int, rank: int, i: int, kept: list[str], droppe
     if total <= budget:
         b.take(candidate(), total)
         kept.append(passage.id)
-        b.trace.append(valid_entry("evidence", passage.id, "kept", marginal, f"fits: {total} of {budget} tokens after it",
-                                   rank, passage.score, passage.source))
+        b.trace.append(trace_entry("evidence", passage.id, "kept", marginal, f"fits: {total} of {budget} tokens after it",
+                                   rank=rank, score=passage.score, source=passage.source))
     else:
         dropped.append(passage.id)
-        b.trace.append(valid_entry("evidence", passage.id, "dropped", marginal,
-                                   f"does not fit: needs {marginal}, {budget - b.tokens} left", rank,
-                                   passage.score, passage.source))
+        b.trace.append(trace_entry("evidence", passage.id, "dropped", marginal,
+                                   f"does not fit: needs {marginal}, {budget - b.tokens} left", rank=rank,
+                                   score=passage.score, source=passage.source))
 
 
 def _run(b: FastBuilder, budget: int, ranking: list[int], position: int, constant: int,

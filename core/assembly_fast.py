@@ -31,7 +31,7 @@ from .assembly_tools import TOOL_TURN, ToolTurns
 from .contracts import ChatMessage, Request
 from .counting import TokenCounter
 from .render import EvidenceBlocks, Selection, chat_message, render
-from .result import TraceEntry
+from .result import trace_entry
 from .text_edges import MAX_EDGE, edges
 
 # The shape of a turn counted from the text spans it renders to (``FastBuilder._spans_shape``).
@@ -55,6 +55,7 @@ class FastBuilder(TemplateEdges, Builder):
         self.budget = budget
         self.constants: dict[tuple, int | None] = {}
         self._text_memo: dict[int, int] = {}  # an item's text tokens (``_text_tokens``)
+        self._required: dict[tuple[str, int], int] = {}  # a required item's marginal (``require_item``)
         self._trims: dict[str, tuple[bool, bool] | None] = {}
         self._apart: dict[tuple[str, int], bool] = {}
         self._merges_users: bool | None = None
@@ -167,21 +168,25 @@ class FastBuilder(TemplateEdges, Builder):
     # ---- required content: probes, then one complete count of the required request
 
     def require_item(self, section: str, index: int, item_id: str, selection: Selection, reason: str) -> None:
+        key = (section, index)
+        marginal = self._required.get(key)
+        if marginal is None:  # its probes depend on the request's content only: a replay's memo lends the figure
+            marginal = self._required[key] = self._required_marginal(section, index)
+        self.take(selection, self.tokens + marginal)
+        self.trace.append(trace_entry(section, item_id, "required", marginal, reason))
+
+    def _required_marginal(self, section: str, index: int) -> int:
         core = Selection(instructions=True)
         if section == "instructions":
-            marginal = self.delta(Selection(), core)
-        elif section == "tools":
+            return self.delta(Selection(), core)
+        if section == "tools":
             first = core.add(tools=(0,))
-            marginal = self.delta(core, first) if index == 0 else self.delta(first, first.add(tools=(0, index)))
-        elif section == "current":
-            marginal = self.delta(core, core.add(question=True))
-        else:
-            asked = core.add(question=True)
-            first = asked.add(exchanges=(0,))
-            marginal = self.delta(asked, first) if index == 0 else self.delta(first, first.add(exchanges=(0, index)))
-        self.take(selection, self.tokens + marginal)
-        self.trace.append(TraceEntry(section=section, id=item_id, decision="required", tokens=marginal,
-                                     reason=reason))
+            return self.delta(core, first) if index == 0 else self.delta(first, first.add(tools=(0, index)))
+        if section == "current":
+            return self.delta(core, core.add(question=True))
+        asked = core.add(question=True)
+        first = asked.add(exchanges=(0,))
+        return self.delta(asked, first) if index == 0 else self.delta(first, first.add(exchanges=(0, index)))
 
     def check_required(self) -> None:
         exact = self.count(self.selection)

@@ -28,8 +28,9 @@ MEMO_REQUESTS = 4
 # Request fields a replay edits: the only ones left out of the key.
 BUDGET_FIELDS = frozenset({"context_limit", "max_new_tokens", "margin", "fill_order"})
 # What ``FastBuilder`` learns that depends on the request's content and the counter only.
-# ``_built_turns``: each history turn's chat messages (frozen models), which its probes and final renders hold.
-BUILDER_STATE = ("constants", "_text_memo", "_trims", "_apart", "_built_turns")
+# ``_required``: each required item's marginal count (its probes'). ``_built_turns``: each history turn's chat
+# messages (frozen models), which its probes and final renders hold.
+BUILDER_STATE = ("constants", "_text_memo", "_required", "_trims", "_apart", "_built_turns")
 BUILDER_ONCE = ("_merges_users", "_shapes")  # learned once (None until then)
 
 
@@ -138,33 +139,27 @@ def memo_for(request: Request, counter: TokenCounter) -> RequestMemo:
 
     A request made of the very objects a memo was made for (a replay's edited copy shares them: a request's
     models are frozen and its strings immutable) is found by identity, without building the content key;
-    any other request by its content key (a replay in a worker process receives the request unpickled)."""
-    memos: OrderedDict = counter.__dict__.setdefault("_request_memos", OrderedDict())
+    any other request by its content key (a replay in a worker process receives the request unpickled). The
+    memos are a short list, newest last, searched without hashing a key (a tuple's hash is not kept: hashing
+    the content key of 300 passages cost more than a tenth of a small replay)."""
+    memos: list[RequestMemo] = counter.__dict__.setdefault("_request_memos", [])
     parts = _parts(request)
-    for key, memo in reversed(memos.items()):
-        if _same_objects(memo.parts, parts):
-            memos.move_to_end(key)
-            memo.request = request
-            return memo
-    if not memos:  # the counter's first request: its content key is built when another request may equal it
-        memo = memos[_UNKEYED] = RequestMemo(None)
-    else:
-        first = memos.get(_UNKEYED)
-        if first is not None:  # keyed now, in its place
-            first.key = content_key(first.request)
-            items = [(first.key if k is _UNKEYED else k, m) for k, m in memos.items()]
-            memos.clear()
-            memos.update(items)
+    found = next((n for n in range(len(memos) - 1, -1, -1) if _same_objects(memos[n].parts, parts)), None)
+    if found is None and not memos:  # the counter's first request: keyed when another request may equal it
+        memos.append(RequestMemo(None))
+        found = 0
+    elif found is None:
+        for memo in memos:
+            if memo.key is None:  # the first request's memo, keyed now
+                memo.key = content_key(memo.request)
         key = content_key(request)
-        memo = memos.get(key)
-        if memo is None:
-            memo = memos[key] = RequestMemo(key)
-            while len(memos) > MEMO_REQUESTS:
-                memos.popitem(last=False)
-        else:
-            memos.move_to_end(key)
+        found = next((n for n, memo in enumerate(memos) if memo.key == key), None)
+        if found is None:
+            memos.append(RequestMemo(key))
+            del memos[:-MEMO_REQUESTS]
+            found = len(memos) - 1
+    memo = memos[found]
+    if found != len(memos) - 1:  # the most recently used last
+        memos.append(memos.pop(found))
     memo.parts, memo.request = parts, request  # holding them keeps their ids from being reused
     return memo
-
-
-_UNKEYED = object()  # the key of a counter's first memo until a second request is looked up

@@ -8,7 +8,7 @@ from typing import Callable
 from .contracts import Request
 from .counting import TokenCounter
 from .render import Selection, render
-from .result import TraceEntry
+from .result import TraceEntry, trace_entry
 
 
 class PredictionMismatch(Exception):
@@ -42,9 +42,9 @@ class Builder:
         self._memo = (_selection_memo(counter), parts, tuple(map(id, parts)))
         self.selection = Selection()
         self.tokens = self.count(self.selection)
-        self.trace: list[TraceEntry] = [TraceEntry(
-            section="template", id="chat-template", decision="required", tokens=self.tokens,
-            reason="chat template, role markers and generation prefix with every section empty")]
+        self.trace: list[TraceEntry] = [trace_entry(
+            "template", "chat-template", "required", self.tokens,
+            "chat template, role markers and generation prefix with every section empty")]
 
     def _render_count(self, selection: Selection, whole: bool = False) -> int:
         """The counter's count of ``selection``'s render, remembered per request content: a replay
@@ -111,8 +111,7 @@ class Builder:
     def require_item(self, section: str, index: int, item_id: str, selection: Selection, reason: str) -> None:
         total, marginal = self.cost(selection)
         self.take(selection, total)
-        self.trace.append(TraceEntry(section=section, id=item_id, decision="required", tokens=marginal,
-                                     reason=reason))
+        self.trace.append(trace_entry(section, item_id, "required", marginal, reason))
 
     def check_required(self) -> None:
         """The reference counted every step whole: nothing to check."""

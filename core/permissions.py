@@ -30,8 +30,9 @@ def visible(access: list[str] | None, grants: list[str] | None) -> bool:
 def permitted(request: Request) -> tuple[Request, list[TraceEntry]]:
     """``request`` without the passages and tools its caller may not see, and their trace entries
     (id only). The same object comes back when nothing is removed."""
-    evidence = [p for p in request.evidence if visible(p.access, request.grants)]
-    tools = [t for t in request.tools if visible(t.access, request.grants)]
+    grants = request.grants  # an unlabelled item is for everyone: no call per passage of a replay to learn it
+    evidence = [p for p in request.evidence if p.access is None or visible(p.access, grants)]
+    tools = [t for t in request.tools if t.access is None or visible(t.access, grants)]
     if len(evidence) == len(request.evidence) and len(tools) == len(request.tools):
         return request, []
     refused = [TraceEntry(section="tools", id=t.name, decision=NOT_PERMITTED, tokens=0, reason=NOT_PERMITTED_REASON)

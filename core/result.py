@@ -48,20 +48,18 @@ class TraceEntry(BaseModel):
 _validate_entry = TraceEntry.__pydantic_validator__.validate_python
 
 
-def trace_entry(**fields: Any) -> TraceEntry:
-    """``TraceEntry(**fields)``: validated by the same schema (``TraceEntry.model_validate(fields)``), without
-    ``BaseModel.__init__``'s Python around it, which costs twice the validation itself: an assembly builds one
-    entry per candidate, and at a small limit that adds up to more than the request's count."""
-    return _validate_entry(fields)
-
-
 _new, _set = object.__new__, object.__setattr__
 ITEM_FIELDS = frozenset(("section", "id", "decision", "tokens", "reason", "rank"))  # a history turn's entry
 PASSAGE_FIELDS = ITEM_FIELDS | {"score", "source"}  # a passage's
+REQUIRED_FIELDS = ITEM_FIELDS - {"rank"}  # a required item's
+_PLAIN = frozenset(("rank", "score", "source"))  # the optional fields ``trace_entry`` can set without validation
 
 
 def _made(section: str, id: str, decision: str, tokens: int, reason: str, rank: int | None,
           score: float | None, source: str | None, given: frozenset) -> TraceEntry:
+    """The entry validation would make of these values (``given``: the fields set), built without validation: for
+    values of the exact types the schema gives (``trace_entry`` checks them; a batched walk checks them once per
+    request), where ``MADE_OK``."""
     entry = _new(TraceEntry)
     _set(entry, "__dict__", {"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason,
                              "rank": rank, "score": score, "source": source, "message_indices": []})
@@ -83,31 +81,39 @@ def _state(entry: TraceEntry) -> tuple:
 
 
 def _made_as_validated() -> bool:
-    """Whether ``_made`` gives exactly the object ``trace_entry`` validates (this pydantic's instance state)."""
+    """Whether ``_made`` gives exactly the object validation makes (this pydantic's instance state)."""
     fields = dict(section="evidence", id="p", decision="dropped", tokens=3, reason="r", rank=2, score=0.5, source="s")
     short = {k: v for k, v in fields.items() if k in ITEM_FIELDS}
-    return (_state(_made(**fields, given=PASSAGE_FIELDS)) == _state(trace_entry(**fields))
-            and _state(_made(**short, score=None, source=None, given=ITEM_FIELDS)) == _state(trace_entry(**short)))
+    return (_state(_made(**fields, given=PASSAGE_FIELDS)) == _state(_validate_entry(fields))
+            and _state(_made(**short, score=None, source=None, given=ITEM_FIELDS)) == _state(_validate_entry(short)))
 
 
 MADE_OK = _made_as_validated()
+_GIVEN: dict[tuple, frozenset] = {(): REQUIRED_FIELDS, ("rank",): ITEM_FIELDS,
+                                  ("rank", "score", "source"): PASSAGE_FIELDS}  # fields set, by the optional ones given
 
 
-def valid_entry(section: str, id: str, decision: str, tokens: int, reason: str, rank: int | None = None,
-                score: float | None = None, source: str | None = None, given: frozenset = PASSAGE_FIELDS
-                ) -> TraceEntry:
-    """``trace_entry`` of the fields named in ``given`` (the others at their defaults), built without validation
-    where each value already has the exact type the schema gives it (``str``, an ``int`` for tokens and rank,
-    a ``float`` score: validation would return the same objects) and this pydantic's instances are what ``_made``
-    makes (``MADE_OK``, checked at import); else validated. An assembly makes one per candidate."""
-    if (MADE_OK and id.__class__ is str and tokens.__class__ is int and reason.__class__ is str
-            and (rank is None or rank.__class__ is int) and (score is None or score.__class__ is float)
-            and (source is None or source.__class__ is str) and decision in _DECISION_SET
-            and section.__class__ is str):
-        return _made(section, id, decision, tokens, reason, rank, score, source, given)
-    fields = {"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason, "rank": rank,
-              "score": score, "source": source}
-    return _validate_entry({k: v for k, v in fields.items() if k in given})
+def trace_entry(section: str, id: str, decision: str, tokens: int, reason: str, **more: Any) -> TraceEntry:
+    """``TraceEntry(section=..., ..., **more)``, the one way the core makes an entry: validated by the entry's schema
+    (``TraceEntry.model_validate``, without ``BaseModel.__init__``'s Python around it, which costs twice the validation
+    itself), or, where ``more`` holds only ``rank``, ``score`` and ``source`` and every value already has the exact
+    type the schema gives it (``str``, an ``int`` for tokens and rank, a ``float`` score: validation would return the
+    same objects) and this pydantic's instances are what ``_made`` makes (``MADE_OK``, checked at import), built
+    without validation: an assembly makes one per candidate. The fields set are those given, as validation sets."""
+    if MADE_OK and more.keys() <= _PLAIN:
+        rank, score, source = more.get("rank"), more.get("score"), more.get("source")
+        if (id.__class__ is str and tokens.__class__ is int and reason.__class__ is str
+                and (rank is None or rank.__class__ is int) and (score is None or score.__class__ is float)
+                and (source is None or source.__class__ is str) and decision in _DECISION_SET
+                and section.__class__ is str):
+            key = tuple(more)
+            given = _GIVEN.get(key)
+            if given is None:
+                given = frozenset((*REQUIRED_FIELDS, *key))
+                given = _GIVEN.setdefault(key, next((g for g in (ITEM_FIELDS, PASSAGE_FIELDS) if g == given), given))
+            return _made(section, id, decision, tokens, reason, rank, score, source, given)
+    return _validate_entry({"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason,
+                            **more})
 
 
 class AssemblyResult(BaseModel):

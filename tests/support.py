@@ -6,7 +6,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from core import make_counter, parse_request
+from core import RequiredContextTooLarge, assemble, make_counter, parse_request
+from core.replay import Edits, edited_request, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -69,6 +70,32 @@ def turn(n: int, words: int = 5) -> list[dict]:
 def passage(pid: str, score: float, words: int = 10, text: str | None = None) -> dict:
     return {"id": pid, "source": f"doc/{pid}.md", "score": score,
             "text": text if text is not None else f"passage {pid} " + "lorem " * words}
+
+
+def outcome(fn):
+    """What ``fn()`` (an assembly) gives: its JSON without the counting note and each entry's fields set, or the
+    refusal when the required content does not fit."""
+    try:
+        result = fn()
+    except RequiredContextTooLarge as exc:
+        return f"too large: {exc}"
+    result = result.model_copy(update={"counting_note": None})
+    return result.to_json(), [sorted(e.model_fields_set) for e in result.trace]
+
+
+def replays_are_the_reference(request, limits, fill_order) -> list:
+    """Replays of ``request`` at each limit in turn on the counter that recorded it (warm after the first), each
+    asserted the same as a fresh reference assembly (``reference=True``, no memo of this content): their outcomes."""
+    counter, reference = make_counter(), make_counter()
+    recorded = assemble(request, counter)
+    outcomes = []
+    for limit in limits:
+        edit = Edits(context_limit=limit, fill_order=fill_order)
+        reference.__dict__.pop("_request_memos", None)
+        replayed = outcome(lambda: replay(recorded, edits=edit, counter=counter))
+        assert replayed == outcome(lambda: assemble(edited_request(request, edit), reference, reference=True)), limit
+        outcomes.append(replayed)
+    return outcomes
 
 
 class LyingCounter:

@@ -12,7 +12,7 @@ from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import AssemblyCancelled, CapabilityError, ContextBudgetError
 from ..neutralise import mark_result, neutralise_sections
-from ..result import NOT_SENT, AssemblyResult, trace_entry, valid_entry
+from ..result import NOT_SENT, AssemblyResult, trace_entry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
 from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
@@ -335,24 +335,20 @@ class ContextAssembler:
         return mark_not_rendered(result, self.counter, ids=counts.final_ids)
 
 
-_GIVEN = {(score, source, indices): frozenset(("section", "id", "decision", "tokens", "reason")
-                                              + ("score",) * score + ("source",) * source
-                                              + ("message_indices",) * indices)
-          for score in (False, True) for source in (False, True) for indices in (False, True)}
-
-
 def _entry(name: str, m: Message, decision: str, tokens: int, reason: str, indices: list[int] | None = None):
-    """A kept or dropped entry's trace entry, as ``trace_entry`` validates it (score and source where the
-    message has them, message indices for a kept one) without validating values that already have their
-    types (``valid_entry``): an assembly makes one per candidate."""
-    given = _GIVEN[(m.score is not None, m.source is not None, indices is not None)]
+    """A kept or dropped entry's trace entry (``trace_entry``): score and source where the message has them, message
+    indices for a kept one (set on the entry made, where they are all ``int``: as validation would set them)."""
+    more = {}
+    if m.score is not None:
+        more["score"] = m.score
+    if m.source is not None:
+        more["source"] = m.source
     if indices is not None and not all(i.__class__ is int for i in indices):
-        fields = {"section": name, "id": m.id or "", "decision": decision, "tokens": tokens, "reason": reason,
-                  "score": m.score, "source": m.source, "message_indices": indices}
-        return trace_entry(**{k: v for k, v in fields.items() if k in given})
-    entry = valid_entry(name, m.id or "", decision, tokens, reason, None, m.score, m.source, given=given)
+        return trace_entry(name, m.id or "", decision, tokens, reason, **more, message_indices=indices)
+    entry = trace_entry(name, m.id or "", decision, tokens, reason, **more)
     if indices is not None:
         entry.__dict__["message_indices"] = list(indices)
+        entry.__pydantic_fields_set__.add("message_indices")
     return entry
 
 
