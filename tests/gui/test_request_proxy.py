@@ -32,6 +32,20 @@ def _rows(fixtures_dir, counter, copies: int = 6):
     return rows
 
 
+def _listed(tmp_path, fixtures_dir, copies: int | None, at_least: int = 0):
+    """The recorded results written ``copies`` times (or enough times for ``at_least`` lines) into one JSONL,
+    indexed: its path, index, pending rows, and an empty list model behind a filter proxy."""
+    path = tmp_path / "many.results.jsonl"
+    lines = (fixtures_dir / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines * (copies or at_least // len(lines) + 1)) + "\n", encoding="utf-8")
+    index = core.index_jsonl(path)
+    pending = [pending_row(str(path), index, s) for s in index.rows]
+    model = RequestListModel()
+    proxy = RequestFilterProxy()
+    proxy.setSourceModel(model)
+    return path, index, pending, model, proxy
+
+
 def _shown(proxy) -> list:
     return [proxy.index(r, 0).data(ROW_ROLE) for r in range(proxy.rowCount())]
 
@@ -99,14 +113,7 @@ def test_a_selected_row_stays_selected_through_sorts_filters_reads_and_removals(
                                                                                  fixtures_dir, counter):
     from PySide6.QtWidgets import QTableView
 
-    path = tmp_path / "many.results.jsonl"
-    lines = (fixtures_dir / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()
-    path.write_text("\n".join(lines * 3) + "\n", encoding="utf-8")
-    index = core.index_jsonl(path)
-    pending = [pending_row(str(path), index, s) for s in index.rows]
-    model = RequestListModel()
-    proxy = RequestFilterProxy()
-    proxy.setSourceModel(model)
+    path, index, pending, model, proxy = _listed(tmp_path, fixtures_dir, 3)
     qtmodeltester.check(proxy)
     view = QTableView()
     qtbot.addWidget(view)
@@ -164,14 +171,7 @@ def test_rows_read_in_place_are_told_in_runs_a_view_repaints_only_where_it_shows
 
     assert changed_runs([5, 3, 4, 10, 11, 12, 13, 14, 30], 3) == [(3, 5), (10, 12), (13, 14), (30, 30)]
     assert changed_runs([], 20) == [] and changed_runs(list(range(41)), 20) == [(0, 19), (20, 39), (40, 40)]
-    path = tmp_path / "many.results.jsonl"
-    lines = (fixtures_dir / "recorded.results.jsonl").read_text(encoding="utf-8").splitlines()
-    path.write_text("\n".join(lines * (400 // len(lines) + 1)) + "\n", encoding="utf-8")
-    index = core.index_jsonl(path)
-    rows = [pending_row(str(path), index, s) for s in index.rows]
-    model = RequestListModel()
-    proxy = RequestFilterProxy()
-    proxy.setSourceModel(model)
+    path, index, rows, model, proxy = _listed(tmp_path, fixtures_dir, None, at_least=400)
     model.append_rows(rows)
     view = QTableView()
     qtbot.addWidget(view)
