@@ -62,3 +62,95 @@ def test_a_tokenizer_set_to_truncate_is_counted_whole_not_from_pieces(toy_tokeni
     assert counter.count_check(messages, []) == len(counter.token_ids(messages, []))
     counter._tokenizer._tokenizer.enable_truncation(4)
     assert counter.count_check(messages, []) is None
+
+
+# What lies around a newline in a long piece: letters, digits, "<", "#", "/" and other symbols, whitespace runs,
+# accents written as a combining mark, contractions and CJK.
+LINE_PIECES = st.sampled_from(["\n", "\n\n", " \n", "\t\n", "\r\n", "  ", " ", "a", "Word", "x.", "12", "3", "<", "</e>",
+                               "#", "## ", "/", "//", "?", "'s", "'LL", "e\u0301", "\u0301", "日本", "-", "*", "é", "\u00a0"])
+LONG_TEXT = st.lists(LINE_PIECES, min_size=1, max_size=60).map("".join)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "mistral-nemo"])
+def test_a_long_piece_cut_at_its_lines_counts_what_it_counts_whole(name):
+    """The lines of a piece cut where ``cuts_at_lines`` allows it count the piece's own tokens, on texts made to
+    put every kind of character after a newline."""
+    from core.counters.hf_pieces import LINE_CUT, cuts_at_lines
+
+    counter = real(name)
+    assert cuts_at_lines(counter._tokenizer)
+    backend = counter._backend()
+
+    @given(LONG_TEXT)
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def check(text):
+        lines = LINE_CUT.split(text)
+        assert sum(len(backend.encode(t, add_special_tokens=False).ids) for t in lines if t) == \
+            len(backend.encode(text, add_special_tokens=False).ids)
+
+    check()
+
+
+@pytest.mark.parametrize("name", ["qwen3", "mistral-nemo"])
+def test_a_request_with_a_long_message_counts_from_its_lines_what_it_counts_whole(name):
+    """A message longer than ``LONG_PIECE`` is counted from its lines (cached one by one: a second request that
+    differs by one line tokenises that line only), and the sum is still ``len(token_ids(...))``."""
+    from core.counters.hf_pieces import LONG_PIECE
+
+    counter = real(name)
+
+    @given(st.lists(LONG_TEXT, min_size=1, max_size=3), st.randoms(use_true_random=False))
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def check(parts, rng):
+        body = "\n".join(parts)
+        body = (body + "\n") * (LONG_PIECE // max(len(body), 1) + 1)
+        messages = [ChatMessage(role="system", content="Answer from the passages."),
+                    ChatMessage(role="user", content=body)]
+        before = counter.item_counts
+        assert counter.count_check(messages, []) == len(counter.token_ids(messages, []))
+        messages[1] = ChatMessage(role="user", content=body + "\nAnother line " + str(rng.randint(0, 10 ** 9)))
+        first = counter.item_counts
+        assert counter.count_check(messages, []) == len(counter.token_ids(messages, []))
+        assert counter.item_counts - first <= 3 and first >= before
+
+    check()
+
+
+def test_tokenizers_whose_pre_tokens_may_cross_a_newline_are_never_cut():
+    """Gemma 4 (no pre-tokeniser: merges run across newlines) and Phi-3.5 keep their pieces whole; so does a
+    split pattern not in the table, or a byte-level step that adds a prefix space."""
+    import copy
+
+    from tokenizers import Regex, pre_tokenizers
+
+    from core.counters.hf_pieces import LINE_SAFE_PATTERNS, cuts_at_lines
+
+    assert not cuts_at_lines(real("gemma4")._tokenizer) and not cuts_at_lines(real("phi35")._tokenizer)
+    tokenizer = copy.deepcopy(real("qwen3")._tokenizer)
+    qwen = next(p for p in LINE_SAFE_PATTERNS if p.startswith("(?i:") and "{1,3}" not in p)
+    for pattern, prefix, safe in ((qwen, False, True), (qwen, True, False), (r"\s+|\S+", False, False)):
+        tokenizer.backend_tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=prefix, use_regex=False)])
+        assert cuts_at_lines(tokenizer) is safe, (pattern, prefix)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "mistral-nemo"])
+def test_a_check_after_a_final_count_reads_the_pieces_it_held_off_that_count(name):
+    """``count_whole`` keeps its encoding; the next check that meets pieces it has not counted reads the final
+    request's pieces' counts off it (no tokenisation of theirs), and what it gives is still ``len(token_ids)``:
+    a replay's checks then tokenise only what the recorded request did not hold."""
+    from core.counters.hf_pieces import LONG_PIECE
+
+    counter = real(name)
+    lines = [f"<evidence id=\"p{n}\">\nPassage {n} says x.{n}, e\u0301 and 日本 {'?' * (n % 3)}\n</evidence>"
+             for n in range(LONG_PIECE // 40)]
+    whole = [ChatMessage(role="system", content="Answer."), ChatMessage(role="user", content="\n".join(lines)),
+             ChatMessage(role="assistant", content="Noted.\n"), ChatMessage(role="user", content="Why?")]
+    counter.count_whole(whole, [])
+    assert "_last_encoding" in counter.__dict__
+    before = counter.item_counts
+    fewer = [whole[0], ChatMessage(role="user", content="\n".join(lines[:-3])), *whole[2:]]
+    assert counter.count_check(fewer, []) == len(counter.token_ids(fewer, []))
+    assert counter.item_counts - before <= 1  # at most the shortened message's last line, never its others
+    assert "_last_encoding" not in counter.__dict__  # read once, then let go

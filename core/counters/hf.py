@@ -13,6 +13,7 @@ from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
 from . import template_compare, template_limits
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
+from .hf_pieces import count_pieces, keep_encoding
 
 MANIFEST_NAME = "tokenizer-manifest.json"
 
@@ -223,7 +224,12 @@ class HFCounter(TokenCounter):
         very ids: the assembly's check for what the template left out then needs no second render."""
         text = self._apply(messages, tools, tokenize=False)
         try:
-            ids = self._tokenizer(text, add_special_tokens=False)["input_ids"]
+            encoding = self._encoding(text)  # what the call below gives, with its offsets, where it can be had
+            if encoding is None:
+                ids = self._tokenizer(text, add_special_tokens=False)["input_ids"]
+            else:
+                ids = encoding.ids
+                keep_encoding(self, text, encoding, len(ids))  # for the next near-allowance checks (``count_check``)
         except Exception as exc:  # what ``token_ids`` says of it (``_apply``): a text the tokenizer refuses (a lone
             # surrogate: TypeError) is the request refused, never an exception of ours
             raise TemplateRefused(self.name, str(exc) or type(exc).__name__) from None
@@ -234,13 +240,20 @@ class HFCounter(TokenCounter):
         self._last_render = (ids, text)
         return len(ids), ids
 
+    def _encoding(self, text: str):
+        """The Rust tokenizer's encoding of ``text`` (``_backend``: the ids transformers' call gives), or ``None``
+        where there is no such tokenizer or it refuses the text (transformers' call then says why, in its words)."""
+        backend = self._backend()
+        try:
+            return None if backend is None else backend.encode(text, add_special_tokens=False)
+        except Exception:  # noqa: BLE001 - refused: asked again through transformers, whose refusal is reported
+            return None
+
     def count_check(self, messages, tools) -> int | None:
         """``len(token_ids(...))`` from the counts of the rendered text's pieces between added tokens, each cached by
         content (``core.counters.hf_pieces``), where this tokenizer is known to tokenise them apart; else ``None``.
         For the default assembly's near-allowance checks; never the final count, which is tokenised whole."""
-        from .hf_pieces import count_pieces
-
-        return count_pieces(self, self._tokenizer, lambda: self._apply(messages, tools, tokenize=False))
+        return count_pieces(self, lambda: self._apply(messages, tools, tokenize=False))
 
     def text_of_ids(self, ids: Sequence[int]) -> str | None:
         """The rendered text of the ids the last ``count_whole`` gave (those very ids), else ``None``."""
