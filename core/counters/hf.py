@@ -337,7 +337,26 @@ class HFCounter(TokenCounter):
         return set(self._added_ids)
 
     def reads_as_control(self, text: str) -> bool:
+        """Whether tokenising ``text`` gives one of the added tokens' ids; without tokenising where neither the text
+        nor the text as the tokenizer normalises it spells any of those tokens (``_spells_no_added``): a token is
+        read out of raw or normalised text by its spelling, and a model's token is a piece of the normalised text,
+        so an id whose spelling is nowhere in either cannot come out (an evidence passage is asked this once)."""
+        if self._spells_no_added(text):
+            return False
         return not self._added_ids.isdisjoint(self._tokenizer.encode(text, add_special_tokens=False))
+
+    def _spells_no_added(self, text: str) -> bool:
+        backend = getattr(self._tokenizer, "backend_tokenizer", None) if getattr(self._tokenizer, "is_fast", False) \
+            else None
+        if backend is None or _byte_fallback(backend):  # byte tokens (<0x0A>) come out of text that never spells them
+            return False
+        scan = self.spelling_scan(lambda: [self._tokenizer.convert_ids_to_tokens(i) for i in self._added_ids]
+                                  + [str(t.content) for i, t in self._tokenizer.added_tokens_decoder.items()
+                                     if i in self._added_ids], "added ids")
+        if scan.any_in(text):
+            return False
+        normalizer = backend.normalizer
+        return normalizer is None or not scan.any_in(normalizer.normalize_str(text))
 
     def role_marker_strings(self) -> list[str]:
         return list(self._markers)
@@ -357,6 +376,14 @@ class HFCounter(TokenCounter):
             return []
         ids = set(self._tokenizer.encode(text, add_special_tokens=False))
         return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
+
+
+def _byte_fallback(backend) -> bool:
+    """Whether the tokenizer's model spells an unknown character as byte tokens (or cannot be read: taken so)."""
+    try:
+        return bool(json.loads(backend.model.__getstate__()).get("byte_fallback", False))
+    except Exception:  # noqa: BLE001
+        return True
 
 
 def _marker_like(text: str) -> bool:
