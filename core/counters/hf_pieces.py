@@ -95,20 +95,6 @@ def cuts_at_lines(tokenizer) -> bool:
             and not byte_level.get("use_regex"))
 
 
-def _texts(parts: list[str], lines: bool) -> list[str]:
-    """The texts between added tokens, a long one cut at its lines where ``lines``."""
-    texts = parts[::2]
-    if not lines or all(len(t) < LONG_PIECE for t in texts):
-        return texts
-    out: list[str] = []
-    for text in texts:
-        if len(text) < LONG_PIECE:
-            out.append(text)
-        else:
-            out.extend(LINE_CUT.split(text))
-    return out
-
-
 def _split_of(counter):
     """The counter's split at added tokens (``added_split``, learned once), or ``None`` where pieces are not counted
     apart (its tokenizer's, or no Rust tokenizer to call directly: ``_backend``, the text counts' own guard)."""
@@ -212,9 +198,9 @@ def count_pieces(counter, rendered: Callable[[], str]) -> int | None:
     split = _split_of(counter)
     if split is None:
         return None
-    parts = split(rendered())
-    texts, cache = _texts(parts, _lines_of(counter)), counter.__dict__.setdefault("_piece_counts", {})
-    known = {t: cache.get(t) for t in dict.fromkeys(texts) if t}
+    texts, _, added = _pieces(split, _lines_of(counter), rendered())
+    cache = counter.__dict__.setdefault("_piece_counts", {})
+    known = {t: cache.get(t) for t in dict.fromkeys(texts)}
     new = [t for t, value in known.items() if value is None]
     last = counter.__dict__.pop("_last_encoding", None) if new else None
     if last is not None:  # the pieces of the last final count, read off its encoding
@@ -233,4 +219,4 @@ def count_pieces(counter, rendered: Callable[[], str]) -> int | None:
             cache.clear()
         cache.update(zip(new, counts))
         counter.item_counts += len(new)
-    return len(parts) // 2 + sum(known[t] for t in texts if t)
+    return added + sum(known[t] for t in texts)
