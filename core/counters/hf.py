@@ -223,22 +223,35 @@ class HFCounter(TokenCounter):
         then tokenises the text with ``add_special_tokens=False``), keeping the text for ``text_of_ids`` of these
         very ids: the assembly's check for what the template left out then needs no second render."""
         text = self._apply(messages, tools, tokenize=False)
+        total, ids = self._tokenised(text, want_ids=True)
+        self._last_render = (ids, text)
+        return total, ids
+
+    def count_and_render_text(self, messages, tools) -> tuple[int, str]:
+        """``count_whole``'s count and the rendered text, without the id list (one int object a token, 41 bytes
+        each: for a long request the largest thing the default assembly would hold); uncached, the count
+        ``count_reusing_texts`` gives (here ``count``: one complete tokenisation)."""
+        text = self._apply(messages, tools, tokenize=False)
+        return self._tokenised(text, want_ids=False)[0], text
+
+    def _tokenised(self, text: str, *, want_ids: bool) -> tuple[int, list[int] | None]:
+        """The token count of a rendered ``text`` and, if ``want_ids``, its ids; the encoding kept for the next
+        near-allowance checks (``count_check``). A text the tokenizer refuses is the request refused, as
+        ``token_ids`` says of it (``_apply``), never an exception of ours."""
         try:
             encoding = self._encoding(text)  # what the call below gives, with its offsets, where it can be had
             if encoding is None:
                 ids = self._tokenizer(text, add_special_tokens=False)["input_ids"]
-            else:
-                ids = encoding.ids
-                keep_encoding(self, text, encoding, len(ids))  # for the next near-allowance checks (``count_check``)
-        except Exception as exc:  # what ``token_ids`` says of it (``_apply``): a text the tokenizer refuses (a lone
-            # surrogate: TypeError) is the request refused, never an exception of ours
+                return len(ids), (ids if want_ids else None)
+            total = len(encoding)
+            keep_encoding(self, text, encoding, total)
+            return total, (encoding.ids if want_ids else None)
+        except Exception as exc:  # a lone surrogate: TypeError
             raise TemplateRefused(self.name, str(exc) or type(exc).__name__) from None
         except BaseException as exc:  # a Rust panic is no Exception
             if type(exc).__name__ != "PanicException":
                 raise
             raise CounterError(f"{self.name}: the tokenizer failed on this request ({str(exc)[:200]})") from None
-        self._last_render = (ids, text)
-        return len(ids), ids
 
     def _encoding(self, text: str):
         """The Rust tokenizer's encoding of ``text`` (``_backend``: the ids transformers' call gives), or ``None``
