@@ -47,3 +47,25 @@ def test_a_passage_that_spells_no_added_token_is_answered_without_tokenising():
         assert len(asked) == 1
     finally:
         del counter._tokenizer.encode
+
+
+@pytest.mark.parametrize("name", ["qwen3", "mistral-nemo", "gemma4", "phi35"])
+def test_byte_fallback_is_read_once_per_counter_and_agrees_with_the_models_state(name):
+    """Read off the model's own attribute (its serialised state, the whole vocabulary, took half a second a
+    passage before it was kept), once: the second answer comes from the counter, whatever the model says then."""
+    import json
+
+    counter = real(name)
+    backend = counter._tokenizer.backend_tokenizer
+    first = counter._byte_fallback(backend)
+    assert first == bool(json.loads(backend.model.__getstate__()).get("byte_fallback", False))
+    assert counter.__dict__["_byte_fallback_known"] is first
+
+    class Refusing:  # a model that can no longer be asked: the kept answer is given
+        def __getattr__(self, name):
+            raise AssertionError(f"asked the model for {name} again")
+
+    class Backend:
+        model = Refusing()
+
+    assert counter._byte_fallback(Backend()) is first

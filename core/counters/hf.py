@@ -361,7 +361,7 @@ class HFCounter(TokenCounter):
     def _spells_no_added(self, text: str) -> bool:
         backend = getattr(self._tokenizer, "backend_tokenizer", None) if getattr(self._tokenizer, "is_fast", False) \
             else None
-        if backend is None or _byte_fallback(backend):  # byte tokens (<0x0A>) come out of text that never spells them
+        if backend is None or self._byte_fallback(backend):  # byte tokens (<0x0A>) come out of text never spelling them
             return False
         scan = self.spelling_scan(lambda: [self._tokenizer.convert_ids_to_tokens(i) for i in self._added_ids]
                                   + [str(t.content) for i, t in self._tokenizer.added_tokens_decoder.items()
@@ -370,6 +370,22 @@ class HFCounter(TokenCounter):
             return False
         normalizer = backend.normalizer
         return normalizer is None or not scan.any_in(normalizer.normalize_str(text))
+
+    def _byte_fallback(self, backend) -> bool:
+        """Whether the tokenizer's model spells an unknown character as byte tokens (or cannot be read: taken so),
+        read once per counter: a BPE model says so itself; another is asked through its serialised state, which
+        for a large vocabulary takes half a second."""
+        known = self.__dict__.get("_byte_fallback_known")
+        if known is None:
+            model = backend.model
+            known = getattr(model, "byte_fallback", None)
+            if not isinstance(known, bool):
+                try:
+                    known = bool(json.loads(model.__getstate__()).get("byte_fallback", False))
+                except Exception:  # noqa: BLE001
+                    known = True
+            self._byte_fallback_known = known
+        return known
 
     def role_marker_strings(self) -> list[str]:
         return list(self._markers)
@@ -389,14 +405,6 @@ class HFCounter(TokenCounter):
             return []
         ids = set(self._tokenizer.encode(text, add_special_tokens=False))
         return [s for s in spans if self._tokenizer.convert_tokens_to_ids(s[0]) in ids]
-
-
-def _byte_fallback(backend) -> bool:
-    """Whether the tokenizer's model spells an unknown character as byte tokens (or cannot be read: taken so)."""
-    try:
-        return bool(json.loads(backend.model.__getstate__()).get("byte_fallback", False))
-    except Exception:  # noqa: BLE001
-        return True
 
 
 def _marker_like(text: str) -> bool:
