@@ -235,7 +235,8 @@ class FastBuilder(TemplateEdges, Builder):
         known = self._text_memo.get(key)
         if known is None:  # an item's rendering is built (and looked up in the counter's cache) once
             if section == "evidence":
-                known = self.counter.text_count(self.blocks(index))
+                self._count_blocks()
+                return self._text_memo[key]
             elif (shape := self.shapes()[0][index]) is not None and shape[0] == TOOL_TURN:
                 known = self._tool_turns().text_tokens(shape, index)  # the text of the runs holding its values
             elif shape is not None and shape[0] == SPAN_TURN:  # shapes lent by a replay's memo: counted again
@@ -245,6 +246,14 @@ class FastBuilder(TemplateEdges, Builder):
                             for m in self.turns[index])
             self._text_memo[key] = known
         return known
+
+    def _count_blocks(self) -> None:
+        """Every passage's block text-counted at once (the evidence fill weighs each one; a counter that counts
+        several texts in one call does so: ``TokenCounter.text_counts``)."""
+        memo = self._text_memo
+        todo = [i for i in range(len(self.request.evidence)) if -1 - i not in memo]
+        for i, known in zip(todo, self.counter.text_counts([self.blocks(i) for i in todo])):
+            memo[-1 - i] = known
 
     def _open_ended(self, t: int) -> bool:
         """A turn that ends with a user message merges into the next user message where the template

@@ -69,3 +69,29 @@ def test_byte_fallback_is_read_once_per_counter_and_agrees_with_the_models_state
         model = Refusing()
 
     assert counter._byte_fallback(Backend()) is first
+
+
+def test_an_ascii_text_skips_the_normaliser_only_where_the_normaliser_keeps_ascii():
+    """Unicode normal forms leave ASCII as it is (Qwen3's NFC, Nemo's none): an ASCII passage is not normalised to be
+    asked about. A normaliser that changes ASCII (Lowercase, Gemma 4's Replace) is always run: an upper-case
+    text is answered as tokenising it says."""
+    import copy
+
+    from tokenizers import normalizers
+
+    from core.counters.hf_pieces import keeps_ascii
+
+    assert keeps_ascii(real("qwen3")) and keeps_ascii(real("mistral-nemo"))
+    assert not keeps_ascii(real("gemma4")) and not keeps_ascii(real("phi35"))
+    counter = copy.deepcopy(real("qwen3"))
+    counter.__dict__.pop("_keeps_ascii", None)
+    counter._tokenizer.backend_tokenizer.normalizer = normalizers.Lowercase()
+    assert not keeps_ascii(counter)
+
+    @given(TEXTS.map(str.upper))
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def check(text):
+        ids = counter._tokenizer.encode(text, add_special_tokens=False)
+        assert counter.reads_as_control(text) == (not counter._added_ids.isdisjoint(ids))
+
+    check()

@@ -12,10 +12,11 @@ from typing import Any, Mapping, Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
 from . import template_compare, template_limits
-from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file, sha256_text
-from .hf_pieces import count_pieces, keep_encoding
+from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
+from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, write_manifest  # noqa: F401
+from .hf_manifest import _template_sha256, _tokenizer_files
+from .hf_pieces import count_pieces, encode_by_pieces, keeps_ascii
 
-MANIFEST_NAME = "tokenizer-manifest.json"
 
 
 def format_template_kwargs(kwargs: Mapping[str, Any]) -> str:
@@ -39,59 +40,6 @@ def _quiet_transformers():
 
     transformers.logging.set_verbosity_error()
     return transformers
-
-
-def read_manifest(directory: Path) -> dict | None:
-    path = directory / MANIFEST_NAME
-    if not path.exists() and not path.is_symlink():
-        return None
-    from ..errors import InputFileError
-    from ..loading import read_json
-
-    try:
-        data = read_json(path)  # the input layer: a directory, FIFO or unreadable file is a clean refusal
-    except InputFileError as exc:
-        raise CounterError(f"not a readable JSON manifest: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-        raise CounterError(f"{path}: a manifest needs a 'files' object of filename -> sha256")
-    bad = [key for key in ("model", "revision", "template_sha256") if data.get(key) is not None
-           and not isinstance(data[key], str)]
-    bad += [f"files.{name}" for name, digest in data["files"].items() if not isinstance(digest, str)]
-    if bad:
-        raise CounterError(f"{path}: manifest field {bad[0]} must be a string")
-    return data
-
-
-EXTRA_TEMPLATES_DIR = "additional_chat_templates"  # transformers loads named templates (e.g. tool_use) from here
-
-
-def _tokenizer_files(directory: Path) -> dict[str, str]:
-    """sha256 of each file transformers may read: the directory's files and its named chat templates."""
-    paths = [p for p in directory.iterdir() if p.is_file() and p.name != MANIFEST_NAME]
-    extra = directory / EXTRA_TEMPLATES_DIR
-    if extra.is_dir():
-        paths += [p for p in extra.glob("*.jinja") if p.is_file()]
-    return {p.relative_to(directory).as_posix(): sha256_file(p)
-            for p in sorted(paths, key=lambda p: p.relative_to(directory).as_posix())}
-
-
-def _template_sha256(template: str | dict) -> str:
-    """One template: the sha256 of its text. Named templates (``default``, ``tool_use``...): the sha256 of
-    all of them, since transformers picks ``tool_use`` by itself whenever tools are passed."""
-    if isinstance(template, dict):
-        return sha256_text(json.dumps(template, sort_keys=True, ensure_ascii=False))
-    return sha256_text(template)
-
-
-def write_manifest(directory: str | Path, *, model: str, revision: str | None = None) -> dict:
-    """Pin every file of a tokenizer directory (and its chat template) in a manifest."""
-    directory = Path(directory)
-    files = _tokenizer_files(directory)
-    counter = HFCounter(directory, verify=False)
-    manifest = {"model": model, "revision": revision, "files": files,
-                "template_sha256": counter.identity.template_sha256}
-    (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return manifest
 
 
 class HFCounter(TokenCounter):
@@ -210,10 +158,9 @@ class HFCounter(TokenCounter):
             raise CounterError(f"{self.name}: the tokenizer failed on this request ({str(exc)[:200]})") from None
 
     def token_ids(self, messages, tools) -> list[int]:
-        ids = self._apply(messages, tools, tokenize=True)
-        if ids and isinstance(ids[0], list):  # batched shape
-            ids = ids[0]
-        return list(ids)
+        """The ids ``apply_chat_template(..., tokenize=True)`` gives: the rendered text tokenised with
+        ``add_special_tokens=False`` (``_tokenised``)."""
+        return self._tokenised(self._apply(messages, tools, tokenize=False), want_ids=True)[1]
 
     def render_text(self, messages, tools) -> str:
         return self._apply(messages, tools, tokenize=False)
@@ -229,23 +176,40 @@ class HFCounter(TokenCounter):
 
     def count_and_render_text(self, messages, tools) -> tuple[int, str]:
         """``count_whole``'s count and the rendered text, without the id list (one int object a token, 41 bytes
-        each: for a long request the largest thing the default assembly would hold); uncached, the count
-        ``count_reusing_texts`` gives (here ``count``: one complete tokenisation)."""
+        each: for a long request the largest thing the default assembly would hold), uncached; the pieces of the
+        text counted before (by a check, or alone as a text: an evidence block) are not tokenised again
+        (``hf_pieces.count_known``), as the span memo of ``count_reusing_texts`` does for mistral."""
         text = self._apply(messages, tools, tokenize=False)
-        return self._tokenised(text, want_ids=False)[0], text
+        return self._tokenised(text, want_ids=False, reuse=True)[0], text
 
-    def _tokenised(self, text: str, *, want_ids: bool) -> tuple[int, list[int] | None]:
-        """The token count of a rendered ``text`` and, if ``want_ids``, its ids; the encoding kept for the next
-        near-allowance checks (``count_check``). A text the tokenizer refuses is the request refused, as
-        ``token_ids`` says of it (``_apply``), never an exception of ours."""
+    def count_reusing_texts(self, messages, tools) -> int:
+        """A complete count whose pieces counted before (by a check, a probe, or alone as a text) are not tokenised
+        again (``count_and_render_text``); ``token_ids``, ``count`` and ``count_whole`` tokenise every piece."""
+        return self.count_and_render_text(messages, tools)[0]
+
+    @property
+    def texts_as_pieces(self) -> bool:
+        """Whether ``text_token_count`` is the call that tokenises a piece (the Rust tokenizer's ``encode``): its
+        counts then serve as the counts of pieces with the same text (``hf_pieces.count_known``)."""
+        return type(self).text_token_count is HFCounter.text_token_count and self._backend() is not None
+
+    def _tokenised(self, text: str, *, want_ids: bool, reuse: bool = False) -> tuple[int, list[int] | None]:
+        """The token count of a rendered ``text`` and, if ``want_ids``, its ids: from its pieces between added
+        tokens where they tokenise apart (``encode_by_pieces``: linear in the text, the pieces' counts kept for the
+        next near-allowance checks), else the text tokenised whole. A text the tokenizer refuses is the request
+        refused, as transformers words it, never an exception of ours."""
         try:
-            encoding = self._encoding(text)  # what the call below gives, with its offsets, where it can be had
+            try:
+                pieced = encode_by_pieces(self, text, want_ids=want_ids, reuse=reuse)
+            except Exception:  # noqa: BLE001 - refused (a lone surrogate): transformers' call below says why
+                pieced = None
+            if pieced is not None:
+                return pieced
+            encoding = self._encoding(text)  # what the call below gives, where it can be had
             if encoding is None:
                 ids = self._tokenizer(text, add_special_tokens=False)["input_ids"]
                 return len(ids), (ids if want_ids else None)
-            total = len(encoding)
-            keep_encoding(self, text, encoding, total)
-            return total, (encoding.ids if want_ids else None)
+            return len(encoding), (encoding.ids if want_ids else None)
         except Exception as exc:  # a lone surrogate: TypeError
             raise TemplateRefused(self.name, str(exc) or type(exc).__name__) from None
         except BaseException as exc:  # a Rust panic is no Exception
@@ -265,7 +229,7 @@ class HFCounter(TokenCounter):
     def count_check(self, messages, tools) -> int | None:
         """``len(token_ids(...))`` from the counts of the rendered text's pieces between added tokens, each cached by
         content (``core.counters.hf_pieces``), where this tokenizer is known to tokenise them apart; else ``None``.
-        For the default assembly's near-allowance checks; never the final count, which is tokenised whole."""
+        For the default assembly's near-allowance checks; the final count tokenises every piece afresh."""
         return count_pieces(self, lambda: self._apply(messages, tools, tokenize=False))
 
     def text_of_ids(self, ids: Sequence[int]) -> str | None:
@@ -312,13 +276,28 @@ class HFCounter(TokenCounter):
     def text_token_count(self, text: str) -> int:
         backend = self._backend()  # transformers' encode wraps this call in ~30 us of Python per text
         try:
-            if backend is not None:
-                return len(backend.encode(text, add_special_tokens=False))
+            if backend is not None:  # without offsets where the binding can (a tenth less work)
+                fast = getattr(backend, "encode_batch_fast", None)
+                return len(fast([text], add_special_tokens=False)[0] if fast else backend.encode(
+                    text, add_special_tokens=False))
             return len(self._tokenizer.encode(text, add_special_tokens=False))
         except BaseException as exc:  # a Rust panic is no Exception
             if type(exc).__name__ != "PanicException":
                 raise
             raise CounterError(f"{self.name}: the tokenizer failed on this text ({str(exc)[:200]})") from None
+
+    def text_token_counts(self, texts) -> list[int]:
+        """``text_token_count`` of each text in one call to the Rust tokenizer (an assembly counts every passage's
+        block); a batch it refuses is counted text by text, which names the refusal as ``text_token_count`` does."""
+        fast = getattr(self._backend(), "encode_batch_fast", None)
+        if fast is None or type(self).text_token_count is not HFCounter.text_token_count or len(texts) < 2:
+            return super().text_token_counts(texts)
+        try:
+            return [len(e) for e in fast(list(texts), add_special_tokens=False)]
+        except BaseException as exc:  # noqa: BLE001 - a lone surrogate (TypeError) or a Rust panic: one by one
+            if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+                raise
+            return super().text_token_counts(texts)
 
     def text_token_spans(self, text: str) -> list[tuple[int, int, int]]:
         if not getattr(self._tokenizer, "is_fast", False):
@@ -369,7 +348,9 @@ class HFCounter(TokenCounter):
         if scan.any_in(text):
             return False
         normalizer = backend.normalizer
-        return normalizer is None or not scan.any_in(normalizer.normalize_str(text))
+        if normalizer is None or (text.isascii() and keeps_ascii(self)):  # the normalised text is the text
+            return True
+        return not scan.any_in(normalizer.normalize_str(text))
 
     def _byte_fallback(self, backend) -> bool:
         """Whether the tokenizer's model spells an unknown character as byte tokens (or cannot be read: taken so),

@@ -1,0 +1,66 @@
+"""An ``hf:`` tokenizer directory's manifest (``tokenizer-manifest.json``): every file transformers may read, and
+its chat template, pinned by sha256; read and checked when the counter loads, written by ``tokenizers pin``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import CounterError
+from .base import sha256_file, sha256_text
+
+MANIFEST_NAME = "tokenizer-manifest.json"
+
+
+def read_manifest(directory: Path) -> dict | None:
+    path = directory / MANIFEST_NAME
+    if not path.exists() and not path.is_symlink():
+        return None
+    from ..errors import InputFileError
+    from ..loading import read_json
+
+    try:
+        data = read_json(path)  # the input layer: a directory, FIFO or unreadable file is a clean refusal
+    except InputFileError as exc:
+        raise CounterError(f"not a readable JSON manifest: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        raise CounterError(f"{path}: a manifest needs a 'files' object of filename -> sha256")
+    bad = [key for key in ("model", "revision", "template_sha256") if data.get(key) is not None
+           and not isinstance(data[key], str)]
+    bad += [f"files.{name}" for name, digest in data["files"].items() if not isinstance(digest, str)]
+    if bad:
+        raise CounterError(f"{path}: manifest field {bad[0]} must be a string")
+    return data
+
+
+EXTRA_TEMPLATES_DIR = "additional_chat_templates"  # transformers loads named templates (e.g. tool_use) from here
+
+
+def _tokenizer_files(directory: Path) -> dict[str, str]:
+    """sha256 of each file transformers may read: the directory's files and its named chat templates."""
+    paths = [p for p in directory.iterdir() if p.is_file() and p.name != MANIFEST_NAME]
+    extra = directory / EXTRA_TEMPLATES_DIR
+    if extra.is_dir():
+        paths += [p for p in extra.glob("*.jinja") if p.is_file()]
+    return {p.relative_to(directory).as_posix(): sha256_file(p)
+            for p in sorted(paths, key=lambda p: p.relative_to(directory).as_posix())}
+
+
+def _template_sha256(template: str | dict) -> str:
+    """One template: the sha256 of its text. Named templates (``default``, ``tool_use``...): the sha256 of
+    all of them, since transformers picks ``tool_use`` by itself whenever tools are passed."""
+    if isinstance(template, dict):
+        return sha256_text(json.dumps(template, sort_keys=True, ensure_ascii=False))
+    return sha256_text(template)
+
+
+def write_manifest(directory: str | Path, *, model: str, revision: str | None = None) -> dict:
+    """Pin every file of a tokenizer directory (and its chat template) in a manifest."""
+    directory = Path(directory)
+    files = _tokenizer_files(directory)
+    from .hf import HFCounter
+
+    counter = HFCounter(directory, verify=False)
+    manifest = {"model": model, "revision": revision, "files": files,
+                "template_sha256": counter.identity.template_sha256}
+    (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest
