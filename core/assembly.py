@@ -133,11 +133,12 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
 
     # The complete request is tokenised once more, uncached, and must equal the running count (``count_whole``:
     # every span of it encoded, without building the id list where the counter can render without the ids). The
-    # default's last near-allowance check may have been that count: the final request, tokenised whole here.
+    # default's last near-allowance check may have been that count: the final request, tokenised whole there, or
+    # counted from its pieces (an hf: counter's check: the count the final count would make of the same text).
     final = render(request, b.selection, getattr(b, "blocks", None),
                    b._turn_messages if isinstance(b, FastBuilder) else None)  # the messages its counts rendered
     if isinstance(b, FastBuilder) and b.tokenised is not None and b.tokenised[0] == b.selection:
-        input_tokens, final_ids = b.tokenised[1], None
+        (_, input_tokens, text), final_ids = b.tokenised, None  # with its rendered text where the check kept it
     elif b.reuses_texts:  # every span counted, the ones whose text was counted alone taken from there (span memo);
         both = counter.count_and_render_text(final.messages, final.tools)  # and its text, where one rendering gives both
         if both is not None:

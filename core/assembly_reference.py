@@ -36,7 +36,8 @@ class Builder:
         self.counter = counter
         self.full_counts = 0  # complete-request tokenisations this assembly made
         self.probe_counts = 0  # small probe requests (one or two items) it tokenised
-        self.tokenised: tuple[Selection, int] | None = None  # the last selection this assembly tokenised whole
+        self.tokenised: tuple[Selection, int, str | None] | None = None  # the last selection counted whole
+        # (and the text its count rendered, where the counter gave it)
         parts = (request.instructions, request.tools, request.history, request.current, request.tool_exchanges,
                  request.evidence)
         self._memo = (_selection_memo(counter), parts, tuple(map(id, parts)))
@@ -61,13 +62,16 @@ class Builder:
             return hit[0]
         rendered = self._render(selection)
         if whole:  # the counter's exact count from cached pieces where it has one (an hf: counter), else whole
-            check = getattr(self.counter, "count_check", None)
-            value = None if check is None else check(rendered.messages, rendered.tools)
-            if value is None:
+            check = getattr(self.counter, "count_check_and_text", None)
+            both = None if check is None else check(rendered.messages, rendered.tools)
+            if both is not None:  # the final count may be this one, with the text it rendered
+                value = both[0]
+                self.tokenised = (selection, value, both[1])
+            else:
                 value = (self.counter.count_whole_reusing_texts if self.reuses_texts
                          else self.counter.count_whole)(rendered.messages, rendered.tools)[0]
                 self.full_counts += 1
-                self.tokenised = (selection, value)  # tokenised whole: the final count may be this one
+                self.tokenised = (selection, value, None)  # tokenised whole: the final count may be this one
         elif self.reuses_texts:
             value = self.counter.count_reusing_texts(rendered.messages, rendered.tools)
         else:
@@ -91,7 +95,7 @@ class Builder:
         value = self._render_count(selection)
         if self.counter.full_counts != before:  # tokenised whole here (not a count remembered from before)
             self.full_counts += self.counter.full_counts - before
-            self.tokenised = (selection, value)
+            self.tokenised = (selection, value, None)
         return value
 
     def cost(self, selection: Selection) -> tuple[int, int]:

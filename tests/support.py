@@ -110,3 +110,6 @@ class LyingCounter:
 
     def text_count(self, text: str) -> int:
         return self.inner.text_count(text) + (3 if self.needle in text else 0)
+
+    def text_counts(self, texts) -> list[int]:
+        return [self.text_count(text) for text in texts]

@@ -187,3 +187,21 @@ def test_the_complete_count_gives_the_ids_transformers_gives(name):
         assert counter.count_and_render_text(messages, [])[0] == len(stock)
 
     check()
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4", "phi35"])
+def test_texts_counted_in_one_call_count_what_transformers_counts_of_each(name):
+    """``text_token_counts`` (every passage's block in one call to the Rust tokenizer) gives each text's own count,
+    control-token spellings, whitespace runs and long texts included; a text it refuses is counted alone, which
+    names the refusal."""
+    counter = real(name)
+
+    @given(st.lists(TEXT | LONG_TEXT, min_size=0, max_size=6))
+    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def check(texts):
+        assert counter.text_token_counts(texts) == [len(counter._tokenizer.encode(t, add_special_tokens=False))
+                                                    for t in texts]
+
+    check()
+    with pytest.raises(TypeError):
+        counter.text_token_counts(["fine", "a\ud800b"])

@@ -229,8 +229,16 @@ class HFCounter(TokenCounter):
     def count_check(self, messages, tools) -> int | None:
         """``len(token_ids(...))`` from the counts of the rendered text's pieces between added tokens, each cached by
         content (``core.counters.hf_pieces``), where this tokenizer is known to tokenise them apart; else ``None``.
-        For the default assembly's near-allowance checks; the final count tokenises every piece afresh."""
-        return count_pieces(self, lambda: self._apply(messages, tools, tokenize=False))
+        For the default assembly's near-allowance checks (``count_check_and_text``)."""
+        both = self.count_check_and_text(messages, tools)
+        return None if both is None else both[0]
+
+    def count_check_and_text(self, messages, tools) -> tuple[int, str] | None:
+        """``count_check`` and the text it counted: where the last check was of the final request, that is its final
+        count (what ``count_and_render_text`` would give of the same text) and the text the template check reads."""
+        text: list[str] = []
+        value = count_pieces(self, lambda: text.append(self._apply(messages, tools, tokenize=False)) or text[0])
+        return None if value is None else (value, text[0])
 
     def text_of_ids(self, ids: Sequence[int]) -> str | None:
         """The rendered text of the ids the last ``count_whole`` gave (those very ids), else ``None``."""

@@ -125,15 +125,16 @@ def _lines_of(counter) -> bool:
 
 
 def _parts(split, lines: bool, text: str):
-    """The text between added tokens as ``(piece, None)`` (a long one cut at its lines where ``lines``; no empty
-    piece) and each added token as ``(None, token)``, in order."""
+    """The text between added tokens as ``(piece, None)`` (a long one cut where a tag begins a line, and a piece
+    still long at its lines, where ``lines``; no empty piece) and each added token as ``(None, token)``, in order."""
     for n, part in enumerate(split(text)):
         if n % 2:
             yield None, part
             continue
-        for piece in (LINE_CUT.split(part) if lines and len(part) >= LONG_PIECE else (part,)):
-            if piece:
-                yield piece, None
+        for block in (BLOCK_CUT.split(part) if lines and len(part) >= LONG_PIECE else (part,)):
+            for piece in (LINE_CUT.split(block) if lines and len(block) >= LONG_PIECE else (block,)):
+                if piece:
+                    yield piece, None
 
 
 def _encode(counter, texts: list[str]) -> list:

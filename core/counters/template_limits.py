@@ -16,7 +16,8 @@ import time
 from typing import Any
 
 MAX_RENDER_SECONDS = 10.0
-MAX_RENDER_CHARS = 32 << 20  # far more than any model's window in characters
+MAX_RENDER_CHARS = 32 << 20  # the output limit for a conversation of up to an eighth of this
+OUTPUT_PER_INPUT = 8  # and for a longer one (a 10M-token window's request): this many times its own characters
 
 _state = threading.local()
 
@@ -57,14 +58,14 @@ def _guard(template) -> None:
     def render(*args: Any, **kwargs: Any) -> str:
         context = template.new_context(dict(*args, **kwargs))
         chunks: list[str] = []
-        size = 0
+        size, limit = 0, max(MAX_RENDER_CHARS, OUTPUT_PER_INPUT * _input_chars(context.get_all()))
         _state.deadline = time.monotonic() + MAX_RENDER_SECONDS
         try:
             for chunk in template.root_render_func(context):
                 size += len(chunk)
-                if size > MAX_RENDER_CHARS:
-                    raise TemplateLimitExceeded(f"the template's output passed the {MAX_RENDER_CHARS:,}-character "
-                                                "limit for one render")
+                if size > limit:
+                    raise TemplateLimitExceeded(f"the template's output passed the {limit:,}-character limit for one "
+                                                "render")
                 chunks.append(chunk)
                 _check()
         except TemplateLimitExceeded:
@@ -76,6 +77,20 @@ def _guard(template) -> None:
         return "".join(chunks)
 
     template.render = render
+
+
+def _input_chars(values: dict) -> int:
+    """The characters of every string in the conversation and the tools a template is given to render."""
+    total, stack = 0, [values.get("messages"), values.get("tools")]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            total += len(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return total
 
 
 def install(chat_template: Any) -> str | None:

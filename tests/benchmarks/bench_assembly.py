@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 import tempfile
 import time
@@ -32,7 +33,12 @@ class Clock:
 
     @classmethod
     def use_cpu(cls, cpu: bool) -> None:
+        """CPU time counts every thread of the process: an ``hf:`` tokenizer's batch calls (``encode_batch_fast``)
+        then run on one thread (``TOKENIZERS_PARALLELISM=false``, unless set), or the idle spinning of its thread
+        pool on a busy machine would be timed as work."""
         cls.now = staticmethod(time.process_time if cpu else time.perf_counter)
+        if cpu:
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def best(fn, repeats: int) -> float:
