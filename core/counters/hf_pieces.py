@@ -7,7 +7,8 @@ beside it (lstrip, rstrip), matches only whole words or normalised text, the nor
 within a piece and never on its place in the text (no Metaspace, whose "first" scheme marks only the first
 piece), and transformers passes special tokens through as such (Qwen3, Gemma 4, Nemo; not Phi-3.5, whose role
 tokens strip the whitespace after them). Where it holds, a request that differs from one counted before in one
-message costs that message's tokenisation; ``tests/test_hf_count_check.py`` checks the sum against ``token_ids``.
+message costs that message's tokenisation; ``tests/test_hf_count_check.py`` checks the sum, and the ids of
+``encode_by_pieces``, against transformers' own ``apply_chat_template(..., tokenize=True)``.
 
 A long piece (the evidence message of a few hundred passages) is cut again at its lines where the pre-tokeniser is
 one whose pre-tokens never run across a newline into an ASCII letter, digit, ``<`` or ``#`` after it (the
@@ -16,7 +17,15 @@ either holds no newline, or ends at its newlines, or is whitespace only, and the
 character is matched by the newline alternative alike with or without the text after it), followed by a byte-level step
 that adds no prefix space and no regex of its own, and the normaliser is none or NFC (which composes nothing
 with a newline or an ASCII character): each line is then tokenised as in the whole text, and a request that
-differs from one counted before by one passage costs that passage's lines.
+differs from one counted before by one passage costs that passage's lines. Such a piece is cut first where a
+tag begins a line (``BLOCK_CUT``: one evidence block a piece), which finds a passage's block where the assembly
+counted it alone.
+
+The complete count (``token_ids``, ``count_whole``) is made this way too: every distinct piece tokenised in one
+call, the ids put together in order. ``tokenizers`` slows per character as one text grows (Qwen3: 0.6 us a
+character at 0.4 MB, 0.9 at 3.8 MB), its pieces do not (0.4), so a request of a million tokens counts in linear
+time. The default assembly's final count and probes (``count_known``) tokenise only the pieces no check, probe or
+text count has counted before.
 """
 from __future__ import annotations
 
