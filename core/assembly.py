@@ -131,8 +131,8 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         else:
             kept_evidence, dropped_evidence = fill_evidence(b, budget)
 
-    # The complete request is tokenised once more, uncached, and must equal the running count (``count_whole``:
-    # every span of it encoded, without building the id list where the counter can render without the ids). The
+    # The complete request is counted once more, outside ``count``'s cache, and must equal the running count (every
+    # span of it encoded or found among the spans counted before: the span memo, mistral's and hf's). The
     # default's last near-allowance check may have been that count: the final request, tokenised whole there, or
     # counted from its pieces (an hf: counter's check: the count the final count would make of the same text).
     final = render(request, b.selection, getattr(b, "blocks", None),

@@ -15,8 +15,10 @@ counter can vouch for it (``mistral:`` tekken, ``MistralCounter._span_memo``) th
 spans between control tokens exactly as for ``token_ids`` (same-role runs joined, the system prompt joined to
 the last user turn, tool JSON, control tokens, the assistant ``rstrip``) and each span's count is taken from
 the counter's text counts where that exact string was counted there by the same encoder, every other span
-encoded (mistral-common encodes each span on its own, so this is still the whole request's count). Every other
-counter counts as before. ``token_ids`` and the reference ``Builder`` never use it; its counts by selection
+encoded (mistral-common encodes each span on its own, so this is still the whole request's count). Under ``hf:``
+the rendered text's pieces between added tokens (and a long one's blocks and lines) are found among the pieces
+and texts counted before where the tokenizer tokenises them apart (``core.counters.hf_pieces.count_known``).
+Every other counter counts as before. ``token_ids`` and the reference ``Builder`` never use it; its counts by selection
 are kept under another key, so the reference never receives one.
 """
 from __future__ import annotations

@@ -51,7 +51,7 @@ class Builder:
         """The counter's count of ``selection``'s render, remembered per request content: a replay
         shares the unchanged parts of its request, so it neither renders nor tokenises them again.
         ``whole`` (the default method's near-allowance checks: large requests no other content renders): counted
-        with the counter's ``count_check`` where it has one (exact, from its pieces' cached counts), else tokenised
+        with the counter's ``count_check_and_text`` where it has one (exact, from its pieces' cached counts), else tokenised
         whole (``count_whole``, or ``count_whole_reusing_texts`` under the span memo), without the counter's cache,
         whose key (a JSON dump of the whole request) costs a quarter of a count; remembered by selection as every
         count here is."""

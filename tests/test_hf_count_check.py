@@ -228,3 +228,31 @@ def test_every_imported_real_request_counts_id_for_id_what_transformers_gives():
         assert counter.count_and_render_text(messages, tools)[0] == len(stock)
         compared += 1
     assert compared > 40, compared
+
+
+def test_a_final_count_from_text_counted_blocks_gives_the_stock_count():
+    """The default's final count finds each evidence block among the counter's text counts (the assembly counted it
+    alone) on a counter that has tokenised nothing else: what it gives is the stock tokenisation's length."""
+    from real_hf import HF
+
+    from core import make_counter
+    from core.render import EVIDENCE_PREAMBLE, QUESTION_PREFIX
+
+    counter = make_counter(f"hf:{HF / 'qwen3'}")
+    blocks = [f'<evidence id="p{n}" source="s">\nPassage {n}: e\u0301, 日本 &amp; x.{n}\n\nMore {"?" * (n % 4)}\n'
+              f"</evidence>\n" for n in range(120)]
+    counter.text_counts(blocks)
+    messages = [ChatMessage(role="system", content="Answer."),
+                ChatMessage(role="user", content=EVIDENCE_PREAMBLE + "".join(blocks) + QUESTION_PREFIX + "Why?")]
+    assert not counter.__dict__.get("_piece_counts")
+    assert counter.count_and_render_text(messages, [])[0] == len(stock_ids(counter, messages))
+    assert len(counter._piece_counts) < 20  # the blocks found; tokenised: the last block (before the question), the
+    # preamble and the template's own pieces
+
+
+def test_a_check_of_a_text_the_tokenizer_refuses_is_the_request_refused():
+    counter = real("qwen3")
+    messages = [ChatMessage.model_construct(role="user", content="a\ud800b", tool_calls=None, tool_call_id=None,
+                                            name=None, id=None)]
+    with pytest.raises(TemplateRefused):
+        counter.count_check(messages, [])

@@ -34,13 +34,13 @@ def test_a_runaway_template_is_stopped_with_a_clear_error(tmp_path, quick_limits
     assert code == 2 and words in err and f"hf:{directory}" in err and "Traceback" not in err
 
 
-def test_the_output_limit_grows_with_a_conversation_longer_than_an_eighth_of_it(tmp_path, quick_limits):
+def test_the_output_limit_grows_with_a_conversation_longer_than_a_quarter_of_it(tmp_path, quick_limits):
     """A request for a 10M-token window holds more characters than the fixed limit: an ordinary template's output,
     a little more than its input, is let through; one that writes many times its input is still stopped."""
     big = "word " * (1 << 18)  # 1.3 MB: over the 1 MiB limit of ``quick_limits``
     ordinary = make_counter(f"hf:{tokenizer_factory.build_toy_tokenizer_dir(tmp_path / 'a')}")
     assert big in ordinary.render_text([ChatMessage(role="user", content=big)], [])
-    chatty = tokenizer_factory.build_toy_tokenizer_dir(tmp_path / "b", chat_template="{{ messages[0]['content'] * 9 }}")
+    chatty = tokenizer_factory.build_toy_tokenizer_dir(tmp_path / "b", chat_template="{{ messages[0]['content'] * 5 }}")
     with pytest.raises(CounterError, match="character limit"):
         make_counter(f"hf:{chatty}").render_text([ChatMessage(role="user", content=big)], [])
 

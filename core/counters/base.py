@@ -227,7 +227,8 @@ class TokenCounter(ABC):
     def count_reusing_texts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]) -> int:
         """A complete count of the request that may reuse this counter's text counts for the spans the request
         renders into (the span memo), where a counter can vouch that this is still the whole request's count
-        (``MistralCounter``: every span between control tokens is encoded on its own). Opt-in: the default
+        (``MistralCounter``: every span between control tokens is encoded on its own; ``HFCounter``: every piece
+        between added tokens, where its tokenizer tokenises them apart). Opt-in: the default
         assembly's counts use it; ``token_ids``, ``count``, ``count_whole`` and the reference assembly never do.
         Here (every other counter): ``count``."""
         return self.count(messages, tools)
@@ -235,7 +236,7 @@ class TokenCounter(ABC):
     def count_and_render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
                               ) -> tuple[int, str] | None:
         """``(count_reusing_texts(...), render_text(...))`` from one rendering of the request, where a counter can
-        give both at once (``MistralCounter``); ``None`` here: they are asked apart."""
+        give both at once (``MistralCounter``, ``HFCounter``); ``None`` here: they are asked apart."""
         return None
 
     def count_whole_reusing_texts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]

@@ -18,7 +18,6 @@ from .hf_manifest import _template_sha256, _tokenizer_files
 from .hf_pieces import count_pieces, encode_by_pieces, keeps_ascii
 
 
-
 def format_template_kwargs(kwargs: Mapping[str, Any]) -> str:
     """``{"enable_thinking": True}`` -> ``enable_thinking=true`` (the spelling ``--chat-template-kwargs`` reads)."""
     return ",".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in sorted(kwargs.items()))
@@ -176,20 +175,23 @@ class HFCounter(TokenCounter):
 
     def count_and_render_text(self, messages, tools) -> tuple[int, str]:
         """``count_whole``'s count and the rendered text, without the id list (one int object a token, 41 bytes
-        each: for a long request the largest thing the default assembly would hold), uncached; the pieces of the
-        text counted before (by a check, or alone as a text: an evidence block) are not tokenised again
-        (``hf_pieces.count_known``), as the span memo of ``count_reusing_texts`` does for mistral."""
+        each: for a long request the largest thing the default assembly would hold), not kept in ``count``'s cache;
+        the pieces of the text counted before (by a check, or alone as a text: an evidence block) are not
+        tokenised again (``hf_pieces.count_known``), as mistral's span memo does."""
         text = self._apply(messages, tools, tokenize=False)
         return self._tokenised(text, want_ids=False, reuse=True)[0], text
 
     def count_reusing_texts(self, messages, tools) -> int:
         """A complete count whose pieces counted before (by a check, a probe, or alone as a text) are not tokenised
-        again (``count_and_render_text``); ``token_ids``, ``count`` and ``count_whole`` tokenise every piece."""
-        return self.count_and_render_text(messages, tools)[0]
+        again (``count_and_render_text``); ``token_ids``, ``count`` and ``count_whole`` tokenise every piece. A
+        complete count, told in ``full_counts`` (the assemblies' probe tallies), as mistral's is."""
+        value = self.count_and_render_text(messages, tools)[0]
+        self.full_counts += 1
+        return value
 
     @property
     def texts_as_pieces(self) -> bool:
-        """Whether ``text_token_count`` is the call that tokenises a piece (the Rust tokenizer's ``encode``): its
+        """Whether ``text_token_count`` is the call that tokenises a piece (the Rust tokenizer's batch encode): its
         counts then serve as the counts of pieces with the same text (``hf_pieces.count_known``)."""
         return type(self).text_token_count is HFCounter.text_token_count and self._backend() is not None
 
@@ -237,7 +239,12 @@ class HFCounter(TokenCounter):
         """``count_check`` and the text it counted: where the last check was of the final request, that is its final
         count (what ``count_and_render_text`` would give of the same text) and the text the template check reads."""
         text: list[str] = []
-        value = count_pieces(self, lambda: text.append(self._apply(messages, tools, tokenize=False)) or text[0])
+        try:
+            value = count_pieces(self, lambda: text.append(self._apply(messages, tools, tokenize=False)) or text[0])
+        except CounterError:  # the template's refusal, a limit, a Rust panic: already named
+            raise
+        except Exception as exc:  # a text the tokenizer refuses (a lone surrogate: TypeError), as _tokenised says
+            raise TemplateRefused(self.name, str(exc) or type(exc).__name__) from None
         return None if value is None else (value, text[0])
 
     def text_of_ids(self, ids: Sequence[int]) -> str | None:

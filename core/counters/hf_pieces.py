@@ -17,8 +17,8 @@ either holds no newline, or ends at its newlines, or is whitespace only, and the
 character is matched by the newline alternative alike with or without the text after it), followed by a byte-level step
 that adds no prefix space and no regex of its own, and the normaliser is none or NFC (which composes nothing
 with a newline or an ASCII character): each line is then tokenised as in the whole text, and a request that
-differs from one counted before by one passage costs that passage's lines. Such a piece is cut first where a
-tag begins a line (``BLOCK_CUT``: one evidence block a piece), which finds a passage's block where the assembly
+differs from one counted before by one passage costs that passage's lines. Such a piece is cut first where an
+opening tag begins a line (``BLOCK_CUT``: one evidence block a piece), which finds a passage's block where the assembly
 counted it alone.
 
 The complete count (``token_ids``, ``count_whole``) is made this way too: every distinct piece tokenised in one
@@ -51,7 +51,8 @@ LINE_SAFE_PATTERNS = frozenset({
     r"\s+(?!\S)|\s+",
 })
 LINE_CUT = re.compile(r"(?<=\n)(?=[A-Za-z0-9<#])")
-BLOCK_CUT = re.compile(r"(?<=\n)(?=<)")  # the line cuts before a tag: where each ``<evidence>`` block begins
+BLOCK_CUT = re.compile(r"(?<=\n)(?=<[^/])")  # the line cuts before an opening tag: where each ``<evidence>`` block
+# begins (a closing tag begins a line inside the block; escaping leaves no other ``<`` in a passage)
 LONG_PIECE = 2048  # characters: a shorter piece is counted whole (its lines would cost more lookups than they save)
 
 
@@ -134,7 +135,7 @@ def _lines_of(counter) -> bool:
 
 
 def _parts(split, lines: bool, text: str):
-    """The text between added tokens as ``(piece, None)`` (a long one cut where a tag begins a line, and a piece
+    """The text between added tokens as ``(piece, None)`` (a long one cut where an opening tag begins a line, and a piece
     still long at its lines, where ``lines``; no empty piece) and each added token as ``(None, token)``, in order."""
     for n, part in enumerate(split(text)):
         if n % 2:
@@ -206,11 +207,11 @@ def encode_by_pieces(counter, text: str, *, want_ids: bool, reuse: bool = False
 
 def count_known(counter, split, text: str, *, tally: bool) -> int:
     """The count of a rendered ``text`` from its pieces, those counted before looked up. A long piece is cut first
-    where a tag begins a line (``BLOCK_CUT``, one of the line cuts: an evidence block is then one piece), and such a
-    piece is looked up among the pieces counted before and among the counter's text counts (``_text_cache``, where
-    ``counter.texts_as_pieces``: a text counted alone with the same call, as the assembly counts each passage's
-    block); one not found is cut at its lines, and the lines not counted before are tokenised in one call
-    (``tally``: counted in ``item_counts``) and cached."""
+    where an opening tag begins a line (``BLOCK_CUT``, one of the line cuts: an evidence block is then one piece),
+    and such a piece is looked up among the pieces counted before and among the counter's text counts
+    (``_text_cache``, where ``counter.texts_as_pieces``: a text counted alone with the same call, as the assembly
+    counts each passage's block); one not found is cut at its lines where long (as ``_parts`` cuts it), and the
+    pieces not counted before are tokenised in one call (``tally``: counted in ``item_counts``) and cached."""
     lines = _lines_of(counter)
     cache = counter.__dict__.setdefault("_piece_counts", {})
     texts = counter._text_cache if getattr(counter, "texts_as_pieces", False) else {}
@@ -226,7 +227,7 @@ def count_known(counter, split, text: str, *, tally: bool) -> int:
             if hit is not None:
                 total += hit
             elif block:
-                unknown.extend(LINE_CUT.split(block) if lines else (block,))
+                unknown.extend(LINE_CUT.split(block) if lines and len(block) >= LONG_PIECE else (block,))
     known = {piece: cache.get(piece) for piece in dict.fromkeys(unknown) if piece}
     new = [piece for piece, value in known.items() if value is None]
     if new:  # one call for the pieces not counted before

@@ -5,7 +5,8 @@ hundred megabytes before the tokenizer sees it. transformers compiles each templ
 jinja2 ``Template`` in its sandboxed environment) and calls its ``render``; we give that one compiled
 template a ``render`` of our own that produces the same text the same way (jinja2's root render
 function, chunk by chunk) and stops it, with a clear error, when it runs past ``MAX_RENDER_SECONDS`` or
-``MAX_RENDER_CHARS``. The deadline is also checked on every attribute, item and call the template makes,
+``MAX_RENDER_CHARS`` (for a conversation of more than a quarter of that, ``OUTPUT_PER_INPUT`` times its own
+characters, up to ``MAX_RENDER_CEILING``). The deadline is also checked on every attribute, item and call the template makes,
 so a loop that emits nothing is stopped too. Where transformers' private compile function is not there
 (another version), templates run without these limits and ``install`` says so.
 """
@@ -16,8 +17,9 @@ import time
 from typing import Any
 
 MAX_RENDER_SECONDS = 10.0
-MAX_RENDER_CHARS = 32 << 20  # the output limit for a conversation of up to an eighth of this
-OUTPUT_PER_INPUT = 8  # and for a longer one (a 10M-token window's request): this many times its own characters
+MAX_RENDER_CHARS = 32 << 20  # the output limit for a conversation of up to a quarter of this
+OUTPUT_PER_INPUT = 4  # and for a longer one (a 10M-token window's request): this many times its own characters,
+MAX_RENDER_CEILING = 256 << 20  # up to this, whatever the conversation (the chunks are held, then joined)
 
 _state = threading.local()
 
@@ -58,7 +60,8 @@ def _guard(template) -> None:
     def render(*args: Any, **kwargs: Any) -> str:
         context = template.new_context(dict(*args, **kwargs))
         chunks: list[str] = []
-        size, limit = 0, max(MAX_RENDER_CHARS, OUTPUT_PER_INPUT * _input_chars(context.get_all()))
+        size = 0
+        limit = min(max(MAX_RENDER_CHARS, OUTPUT_PER_INPUT * _input_chars(context.get_all())), MAX_RENDER_CEILING)
         _state.deadline = time.monotonic() + MAX_RENDER_SECONDS
         try:
             for chunk in template.root_render_func(context):
