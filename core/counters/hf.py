@@ -203,7 +203,7 @@ class HFCounter(TokenCounter):
         try:
             try:
                 pieced = encode_by_pieces(self, text, want_ids=want_ids, reuse=reuse)
-            except Exception:  # noqa: BLE001 - refused (a lone surrogate): transformers' call below says why
+            except (TypeError, UnicodeError):  # refused (a lone surrogate): transformers' call below says why
                 pieced = None
             if pieced is not None:
                 return pieced

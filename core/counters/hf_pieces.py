@@ -134,17 +134,30 @@ def _lines_of(counter) -> bool:
     return lines
 
 
-def _parts(split, lines: bool, text: str):
-    """The text between added tokens as ``(piece, None)`` (a long one cut where an opening tag begins a line, and a piece
-    still long at its lines, where ``lines``; no empty piece) and each added token as ``(None, token)``, in order."""
+def _blocks(split, lines: bool, text: str):
+    """The text between added tokens as ``(block, None)`` (a long one cut where an opening tag begins a line, where
+    ``lines``) and each added token as ``(None, token)``, in order."""
     for n, part in enumerate(split(text)):
         if n % 2:
             yield None, part
-            continue
-        for block in (BLOCK_CUT.split(part) if lines and len(part) >= LONG_PIECE else (part,)):
-            for piece in (LINE_CUT.split(block) if lines and len(block) >= LONG_PIECE else (block,)):
-                if piece:
-                    yield piece, None
+        else:
+            yield from ((block, None) for block in (BLOCK_CUT.split(part) if lines and len(part) >= LONG_PIECE
+                                                    else (part,)))
+
+
+def _lines(lines: bool, block: str) -> list[str] | tuple[str]:
+    """A block cut at its lines where it is long and ``lines`` (empty pieces left for the caller to skip)."""
+    return LINE_CUT.split(block) if lines and len(block) >= LONG_PIECE else (block,)
+
+
+def _parts(split, lines: bool, text: str):
+    """``_blocks`` with each block cut at its lines (``_lines``), no empty piece: ``(piece, None)`` or
+    ``(None, token)``, in order."""
+    for block, token in _blocks(split, lines, text):
+        if token is not None:
+            yield None, token
+        else:
+            yield from ((piece, None) for piece in _lines(lines, block) if piece)
 
 
 def _encode(counter, texts: list[str]) -> list:
@@ -210,24 +223,23 @@ def count_known(counter, split, text: str, *, tally: bool) -> int:
     where an opening tag begins a line (``BLOCK_CUT``, one of the line cuts: an evidence block is then one piece),
     and such a piece is looked up among the pieces counted before and among the counter's text counts
     (``_text_cache``, where ``counter.texts_as_pieces``: a text counted alone with the same call, as the assembly
-    counts each passage's block); one not found is cut at its lines where long (as ``_parts`` cuts it), and the
+    counts each passage's block); one not found is cut at its lines where long (``_lines``), and the
     pieces not counted before are tokenised in one call (``tally``: counted in ``item_counts``) and cached."""
     lines = _lines_of(counter)
     cache = counter.__dict__.setdefault("_piece_counts", {})
     texts = counter._text_cache if getattr(counter, "texts_as_pieces", False) else {}
     total, unknown = 0, []
-    for n, part in enumerate(split(text)):
-        if n % 2:
+    for block, token in _blocks(split, lines, text):
+        if token is not None:
             total += 1
             continue
-        for block in (BLOCK_CUT.split(part) if lines and len(part) >= LONG_PIECE else (part,)):
-            hit = cache.get(block)
-            if hit is None:
-                hit = texts.get(block)
-            if hit is not None:
-                total += hit
-            elif block:
-                unknown.extend(LINE_CUT.split(block) if lines and len(block) >= LONG_PIECE else (block,))
+        hit = cache.get(block)
+        if hit is None:
+            hit = texts.get(block)
+        if hit is not None:
+            total += hit
+        elif block:
+            unknown.extend(_lines(lines, block))
     known = {piece: cache.get(piece) for piece in dict.fromkeys(unknown) if piece}
     new = [piece for piece, value in known.items() if value is None]
     if new:  # one call for the pieces not counted before
