@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/context-inspector --demo
 
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --numprocesses=auto
 
 fixtures: $(STAMP)
 	$(BIN)/python fixtures/regenerate.py

@@ -551,3 +551,23 @@ def test_a_text_the_tokenizer_refuses_is_the_same_refusal_from_every_count(toy_c
             count(messages, [])
         answers.append(str(info.value))
     assert len(set(answers)) == 1 and toy_counter.name in answers[0]
+
+
+def test_a_tokenizer_is_loaded_once_for_the_same_files_and_again_when_one_changes(fresh_toy_dir):
+    """Counters of one directory share its loaded tokenizer (seconds to parse for a large vocabulary) while
+    every file transformers may read is as it was, each counter with caches of its own; a changed file, pinned
+    by a manifest or not, loads again."""
+    first, second = HFCounter(fresh_toy_dir), HFCounter(fresh_toy_dir)
+    assert first._tokenizer is second._tokenizer and first._cache is not second._cache
+    before = first.count([FINAL], [])
+    write_manifest(fresh_toy_dir, model="toy")  # the manifest file itself is not one transformers reads
+    assert HFCounter(fresh_toy_dir)._tokenizer is first._tokenizer
+    changed = tf.TOY_TEMPLATE.replace("<|im_start|>assistant\\n", "<|im_start|>assistant \\n")
+    (fresh_toy_dir / "chat_template.jinja").write_text(changed, encoding="utf-8")
+    manifest = json.loads((fresh_toy_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+    manifest["files"] = {"tokenizer.json": manifest["files"]["tokenizer.json"]}  # the template left unpinned
+    manifest.pop("template_sha256", None)
+    (fresh_toy_dir / MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
+    third = HFCounter(fresh_toy_dir)
+    assert third._tokenizer is not first._tokenizer and third._template == changed
+    assert "<|im_start|>assistant \n" in third.render_text([FINAL], []) and third.count([FINAL], []) != before

@@ -14,7 +14,7 @@ from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRe
 from . import template_compare, template_limits
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
 from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, write_manifest  # noqa: F401
-from .hf_manifest import _template_sha256, _tokenizer_files
+from .hf_manifest import _template_sha256, _tokenizer_files, loaded_tokenizer
 from .hf_pieces import count_pieces, encode_by_pieces, keeps_ascii
 
 
@@ -54,15 +54,18 @@ class HFCounter(TokenCounter):
         if not directory.is_dir():
             raise CounterError(f"hf:{directory}: not a directory")
         manifest = read_manifest(directory) if verify else None
+        on_disk = _tokenizer_files(directory)  # every file transformers may read, hashed
         if manifest is not None:
             for filename, expected in sorted(manifest["files"].items()):
                 target = directory / filename
-                actual = sha256_file(target) if target.is_file() else None
+                actual = on_disk.get(filename) or (sha256_file(target) if target.is_file() else None)
                 if actual != expected:
                     raise ManifestMismatch(str(directory), filename, expected, actual)
+        files = dict(manifest["files"]) if manifest is not None else on_disk
         transformers = _quiet_transformers()
         try:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+            tokenizer = loaded_tokenizer(directory, on_disk, lambda: transformers.AutoTokenizer.from_pretrained(
+                str(directory), local_files_only=True))
         except Exception as exc:
             raise CounterError(f"hf:{directory}: cannot load a tokenizer ({type(exc).__name__}: "
                                f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
@@ -82,8 +85,6 @@ class HFCounter(TokenCounter):
         limit = getattr(tokenizer, "model_max_length", None)
         if isinstance(limit, int) and 0 < limit < 10_000_000:  # transformers uses 1e30 for "unknown"
             self.context_window = limit
-        files = (dict(manifest["files"]) if manifest is not None else
-                 _tokenizer_files(directory))
         self._identity = CounterIdentity(
             name=f"hf:{directory}" + (f"?{format_template_kwargs(self.chat_template_kwargs)}"
                                       if self.chat_template_kwargs else ""), kind="transformers",

@@ -3,7 +3,10 @@ its chat template, pinned by sha256; read and checked when the counter loads, wr
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from pathlib import Path
+from typing import Any, Callable
 
 from ..errors import CounterError
 from .base import sha256_file, sha256_text
@@ -64,3 +67,27 @@ def write_manifest(directory: str | Path, *, model: str, revision: str | None = 
                 "template_sha256": counter.identity.template_sha256}
     (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return manifest
+
+
+LOADED_KEPT = 4  # tokenizers kept loaded in this process, the most recently asked for
+_loaded: OrderedDict[tuple, Any] = OrderedDict()
+_loading = threading.Lock()
+
+
+def loaded_tokenizer(directory: Path, files: dict[str, str], load: Callable[[], Any]) -> Any:
+    """``load()``'s tokenizer for ``directory``, loaded once per process for the same files (``files``: the sha256
+    of every file transformers may read there, as the caller has just read them): a counter asked for again (a replay under another counter, a
+    row of another file) does not parse the tokenizer again, seconds for a large vocabulary. Counters only
+    read the tokenizer they share; each keeps its own caches."""
+    key = (str(directory.resolve()), tuple(sorted(files.items())))
+    with _loading:
+        hit = _loaded.get(key)
+        if hit is not None:
+            _loaded.move_to_end(key)
+            return hit
+    tokenizer = load()
+    with _loading:
+        _loaded[key] = tokenizer
+        while len(_loaded) > LOADED_KEPT:
+            _loaded.popitem(last=False)
+    return tokenizer

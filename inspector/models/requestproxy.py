@@ -8,7 +8,8 @@ change with the views' persistent indexes (selection, current row) moved to wher
 """
 from __future__ import annotations
 
-from itertools import compress
+import operator
+from itertools import compress, islice
 from typing import Any
 
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, Qt
@@ -25,6 +26,22 @@ SHOWN_ON_ERRORS = ("error", "rejected", "invalid")  # the "audit errors" toggle 
 # a view repaints all it shows for a change of more cells than this, wherever they are (Qt's item views
 # work out the changed cells' rectangle only up to 200 cells): rows read in place are told in pieces this small
 VIEW_CELLS = 200
+
+
+def reversed_stably(ascending: list[int], keys: list[Any]) -> list[int]:
+    """``ascending`` (rows in a stable ascending order of ``keys``) as the stable descending order, the one
+    ``sorted(..., reverse=True)`` gives: the runs of equal keys in reverse, each run kept in its order. A pass
+    over the keys instead of a second sort (the person flips a column's order with one click)."""
+    ordered = list(map(keys.__getitem__, ascending))
+    differs = list(map(operator.ne, ordered, islice(ordered, 1, None)))
+    if all(differs):
+        return ascending[::-1]
+    starts = [0, *(j + 1 for j in compress(range(len(differs)), differs))]
+    ends = [*starts[1:], len(ascending)]
+    out: list[int] = []
+    for start, end in zip(reversed(starts), reversed(ends)):
+        out += ascending[start:end]
+    return out
 
 
 def changed_runs(rows: list[int], most: int) -> list[tuple[int, int]]:
@@ -53,7 +70,8 @@ class RequestFilterProxy(QAbstractProxyModel):
         self._lists: list[Listing] = []  # one per source row
         self._rows: list[int] = []  # proxy row -> source row
         self._where: list[int] | None = None  # source row -> proxy row (-1: filtered out), built when asked
-        self._sorted: list[int] | None = None  # every source row in the sort order, until one changes
+        # every source row in a column's order, by (column, descending), until a row changes
+        self._orders: dict[tuple[int, bool], list[int]] = {}
         self._haystacks: list[str] | None = None  # every source row's filter text, until one changes
         self._wired: list[tuple[Any, Any]] = []
 
@@ -80,7 +98,6 @@ class RequestFilterProxy(QAbstractProxyModel):
         if (column, descending) == (self._column, self._descending):
             return  # already in that order (QTableView.sortByColumn asks twice), and kept in it as rows change
         self._column, self._descending = column, descending
-        self._sorted = None
         self._relayout()
 
     def sort_column(self) -> int:
@@ -107,11 +124,7 @@ class RequestFilterProxy(QAbstractProxyModel):
         filter is one pass), then the filter."""
         lists = self._lists
         if 0 <= self._column < self.columnCount():
-            if self._sorted is None or len(self._sorted) != len(lists):
-                column = self._column
-                keys = [values.keys[column] for values in lists]
-                self._sorted = sorted(range(len(lists)), key=keys.__getitem__, reverse=self._descending)  # stable
-            order = self._sorted
+            order = self._order(self._column, self._descending)
         else:
             order = range(len(lists))
         if not self._filtering():
@@ -127,6 +140,20 @@ class RequestFilterProxy(QAbstractProxyModel):
         if isinstance(order, range):
             return list(compress(order, accepted))
         return [s for s in order if accepted[s]]
+
+    def _order(self, column: int, descending: bool) -> list[int]:
+        """Every source row in the stable order of ``column``: sorted once while the rows stay as they are, the
+        other direction derived from it (``reversed_stably``)."""
+        lists = self._lists
+        order = self._orders.get((column, descending))
+        if order is None or len(order) != len(lists):
+            keys = [values.keys[column] for values in lists]
+            ascending = self._orders.get((column, False))
+            if ascending is None or len(ascending) != len(lists):
+                ascending = self._orders[(column, False)] = sorted(range(len(lists)), key=keys.__getitem__)
+            order = reversed_stably(ascending, keys) if descending else ascending
+            self._orders[(column, descending)] = order
+        return order
 
     def _position(self, source_row: int) -> int:
         try:
@@ -187,7 +214,7 @@ class RequestFilterProxy(QAbstractProxyModel):
     def _reload(self) -> None:
         model = self.sourceModel()
         self._lists = self._source_lists(0, model.rowCount() - 1) if model is not None else []
-        self._sorted = None
+        self._orders.clear()
         self._haystacks = None
         self._rows = self._compute()
         self._where = None
@@ -200,7 +227,7 @@ class RequestFilterProxy(QAbstractProxyModel):
         added = self._source_lists(first, last)
         appended = first == len(self._lists)
         self._lists[first:first] = added
-        self._sorted = None
+        self._orders.clear()
         self._haystacks = None
         if not self._filtering() and self._column < 0:  # file order, all shown: the rows come in as they are
             self.beginInsertRows(QModelIndex(), first, last)
@@ -239,7 +266,7 @@ class RequestFilterProxy(QAbstractProxyModel):
     def _removed(self, parent: ModelIndex, first: int, last: int) -> None:
         count = last - first + 1
         del self._lists[first:last + 1]
-        self._sorted = None
+        self._orders.clear()
         self._haystacks = None
         self._rows = [s - count if s > last else s for s in self._rows]
         self._where = None
@@ -256,7 +283,7 @@ class RequestFilterProxy(QAbstractProxyModel):
             self._lists[source_row] = values
             self._haystacks = None
             if 0 <= self._column < len(values.keys) and values.keys[self._column] != old.keys[self._column]:
-                self._sorted = None
+                self._orders.clear()
                 moved = True
             elif self._filtering() and self._accepts(values) != self._accepts(old):
                 moved = True

@@ -7,12 +7,15 @@ from __future__ import annotations
 import copy
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import QItemSelectionModel, Qt
 
 import core
 from inspector.document import pending_row, read_pending, rows_from_entry
 from inspector.document.listing import STATUS_ORDER
 from inspector.models import ROW_ROLE, SORT_ROLE, RequestFilterProxy, RequestListModel
+from inspector.models.requestproxy import reversed_stably
 
 COLUMNS = range(len(RequestListModel.COLUMNS))
 
@@ -65,14 +68,28 @@ def test_every_column_sorts_both_ways_stably_as_its_keys_say(qtmodeltester, fixt
     proxy = RequestFilterProxy()
     proxy.setSourceModel(model)
     qtmodeltester.check(proxy)
-    for column in COLUMNS:
-        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
-            proxy.sort(column, order)
-            descending = order == Qt.SortOrder.DescendingOrder
-            assert _shown(proxy) == _expected_order(rows, column, descending), RequestListModel.COLUMNS[column]
-    proxy.sort(-1)
-    assert _shown(proxy) == rows  # file order again
+    both = (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder)
+    for orders in (both, both[::-1], both):  # each direction first (the other is derived), then both from the memo
+        for column in COLUMNS:
+            for order in orders:
+                proxy.sort(column, order)
+                descending = order == Qt.SortOrder.DescendingOrder
+                assert _shown(proxy) == _expected_order(rows, column, descending), RequestListModel.COLUMNS[column]
+        proxy.sort(-1)
+        assert _shown(proxy) == rows  # file order again
+        if orders is both[::-1]:  # rows added: the orders worked out before are not used again
+            more = _rows(fixtures_dir, counter, copies=2)
+            model.append_rows(more)
+            rows = rows + more
     qtmodeltester.check(proxy)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-3, 3), st.none()), max_size=40))
+def test_the_descending_order_is_the_ascending_one_reversed_stably(values):
+    keys = [(v is None, v or 0) for v in values]  # few distinct keys: long runs of ties
+    ascending = sorted(range(len(keys)), key=keys.__getitem__)
+    assert reversed_stably(ascending, keys) == sorted(range(len(keys)), key=keys.__getitem__, reverse=True)
 
 
 def test_the_tokens_and_audit_columns_sort_as_a_person_reads_them(fixtures_dir, counter):
