@@ -8,8 +8,7 @@ change with the views' persistent indexes (selection, current row) moved to wher
 """
 from __future__ import annotations
 
-import operator
-from itertools import compress, islice
+from itertools import compress
 from typing import Any
 
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, Qt
@@ -26,22 +25,6 @@ SHOWN_ON_ERRORS = ("error", "rejected", "invalid")  # the "audit errors" toggle 
 # a view repaints all it shows for a change of more cells than this, wherever they are (Qt's item views
 # work out the changed cells' rectangle only up to 200 cells): rows read in place are told in pieces this small
 VIEW_CELLS = 200
-
-
-def reversed_stably(ascending: list[int], keys: list[Any]) -> list[int]:
-    """``ascending`` (rows in a stable ascending order of ``keys``) as the stable descending order, the one
-    ``sorted(..., reverse=True)`` gives: the runs of equal keys in reverse, each run kept in its order. A pass
-    over the keys instead of a second sort (the person flips a column's order with one click)."""
-    ordered = list(map(keys.__getitem__, ascending))
-    differs = list(map(operator.ne, ordered, islice(ordered, 1, None)))
-    if all(differs):
-        return ascending[::-1]
-    starts = [0, *(j + 1 for j in compress(range(len(differs)), differs))]
-    ends = [*starts[1:], len(ascending)]
-    out: list[int] = []
-    for start, end in zip(reversed(starts), reversed(ends)):
-        out += ascending[start:end]
-    return out
 
 
 def changed_runs(rows: list[int], most: int) -> list[tuple[int, int]]:
@@ -142,17 +125,14 @@ class RequestFilterProxy(QAbstractProxyModel):
         return [s for s in order if accepted[s]]
 
     def _order(self, column: int, descending: bool) -> list[int]:
-        """Every source row in the stable order of ``column``: sorted once while the rows stay as they are, the
-        other direction derived from it (``reversed_stably``)."""
+        """Every source row in the stable order of ``column`` that way, sorted once while the rows stay as they
+        are (a person flips a column's order back and forth)."""
         lists = self._lists
         order = self._orders.get((column, descending))
         if order is None or len(order) != len(lists):
             keys = [values.keys[column] for values in lists]
-            ascending = self._orders.get((column, False))
-            if ascending is None or len(ascending) != len(lists):
-                ascending = self._orders[(column, False)] = sorted(range(len(lists)), key=keys.__getitem__)
-            order = reversed_stably(ascending, keys) if descending else ascending
-            self._orders[(column, descending)] = order
+            order = self._orders[(column, descending)] = sorted(range(len(lists)), key=keys.__getitem__,
+                                                                reverse=descending)  # stable
         return order
 
     def _position(self, source_row: int) -> int:
