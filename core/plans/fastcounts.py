@@ -61,6 +61,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         self._text_memo: dict[int, tuple[Any, str]] = {}  # a committed message's rendered text, until a commit
         self._host_ok: dict[int, tuple[Any, bool]] = {}
         self._ctx_memo: dict[str, tuple] = {}  # a section's chain context, until a commit
+        self._bare: dict[str, tuple] = {}  # a section left empty: its small count and outline, until a commit
         self._slices: dict[str, tuple] = {}  # a section's variant counts, until another section commits
         self._final_variants: tuple | None = None  # the emitted prompt's variant counts, once asked for
         self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
@@ -144,6 +145,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         old, new = self._gain(name, self.current[name]), self._gain(name, entries)
         self._text_memo.clear()  # what carries evidence blocks may change
         self._ctx_memo.clear()  # and the prompt around every section
+        self._bare.clear()
         self._slices = {k: v for k, v in self._slices.items() if k == name}  # (its own entries are replaced)
         if old is None or new is None:  # a section the model does not cover: count the whole prompt
             self.settle()  # (the count below would hide an error in the prediction so far)
@@ -307,11 +309,17 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         values: list[int | None] = []
         closings = set()
         for k in range(len(entries) + 1):
-            try:
-                value: int | None = self._count_small(lead + chats[:k] + tail)
-            except CounterError:
-                value = None
-            accepted = self._accepts(name, entries[:k])
+            bare = self._bare.get(name) if k == 0 else None  # the section empty: the same for every entry asked
+            if bare is None:
+                try:
+                    value: int | None = self._count_small(lead + chats[:k] + tail)
+                except CounterError:
+                    value = None
+                accepted = self._accepts(name, entries[:k])
+                if k == 0:
+                    self._bare[name] = (value, accepted)
+            else:
+                value, accepted = bare
             if (value is not None) != (accepted is not None):
                 return self._whole_kept_costs(name, entries)
             closings.add(accepted)
