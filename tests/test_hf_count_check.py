@@ -60,8 +60,13 @@ def test_a_tokenizer_set_to_truncate_is_counted_whole_not_from_pieces(toy_tokeni
     counter = make_counter(f"hf:{toy_tokenizer_dir}")
     messages = [ChatMessage(role="user", content="hello there, how are you today?")]
     assert counter.count_check(messages, []) == len(stock_ids(counter, messages))
-    counter._tokenizer._tokenizer.enable_truncation(4)
-    assert counter.count_check(messages, []) is None
+    backend = counter._tokenizer._tokenizer  # shared by every counter of this directory in the process: set back
+    backend.enable_truncation(4)
+    try:
+        assert counter.count_check(messages, []) is None
+    finally:
+        backend.no_truncation()
+    assert make_counter(f"hf:{toy_tokenizer_dir}").count_check(messages, []) == len(stock_ids(counter, messages))
 
 
 # What lies around a newline in a long piece: letters, digits, "<", "#", "/" and other symbols, whitespace runs,

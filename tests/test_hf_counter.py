@@ -555,8 +555,8 @@ def test_a_text_the_tokenizer_refuses_is_the_same_refusal_from_every_count(toy_c
 
 def test_a_tokenizer_is_loaded_once_for_the_same_files_and_again_when_one_changes(fresh_toy_dir):
     """Counters of one directory share its loaded tokenizer (seconds to parse for a large vocabulary) while
-    every file transformers may read is as it was, each counter with caches of its own; a changed file, pinned
-    by a manifest or not, loads again."""
+    every file transformers may read is as it was, each counter with caches of its own; a changed file loads
+    again, even one the directory's manifest does not pin."""
     first, second = HFCounter(fresh_toy_dir), HFCounter(fresh_toy_dir)
     assert first._tokenizer is second._tokenizer and first._cache is not second._cache
     before = first.count([FINAL], [])

@@ -14,7 +14,7 @@ from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRe
 from . import template_compare, template_limits
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
 from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, write_manifest  # noqa: F401
-from .hf_manifest import _template_sha256, _tokenizer_files, loaded_tokenizer
+from .hf_manifest import _template_sha256, files_on_disk, loaded_tokenizer
 from .hf_pieces import count_pieces, encode_by_pieces, keeps_ascii
 
 
@@ -54,7 +54,7 @@ class HFCounter(TokenCounter):
         if not directory.is_dir():
             raise CounterError(f"hf:{directory}: not a directory")
         manifest = read_manifest(directory) if verify else None
-        on_disk = _tokenizer_files(directory)  # every file transformers may read, hashed
+        on_disk = files_on_disk(directory)  # every file transformers may read, hashed
         if manifest is not None:
             for filename, expected in sorted(manifest["files"].items()):
                 target = directory / filename
@@ -65,7 +65,7 @@ class HFCounter(TokenCounter):
         transformers = _quiet_transformers()
         try:
             tokenizer = loaded_tokenizer(directory, on_disk, lambda: transformers.AutoTokenizer.from_pretrained(
-                str(directory), local_files_only=True))
+                str(directory), local_files_only=True), lambda: files_on_disk(directory))
         except Exception as exc:
             raise CounterError(f"hf:{directory}: cannot load a tokenizer ({type(exc).__name__}: "
                                f"{str(exc).splitlines()[0] if str(exc) else ''})") from None

@@ -48,6 +48,14 @@ def _tokenizer_files(directory: Path) -> dict[str, str]:
             for p in sorted(paths, key=lambda p: p.relative_to(directory).as_posix())}
 
 
+def files_on_disk(directory: Path) -> dict[str, str]:
+    """``_tokenizer_files``, a file that cannot be read a ``CounterError`` naming the directory."""
+    try:
+        return _tokenizer_files(directory)
+    except OSError as exc:
+        raise CounterError(f"hf:{directory}: cannot read its files ({type(exc).__name__}: {exc})") from None
+
+
 def _template_sha256(template: str | dict) -> str:
     """One template: the sha256 of its text. Named templates (``default``, ``tool_use``...): the sha256 of
     all of them, since transformers picks ``tool_use`` by itself whenever tools are passed."""
@@ -74,11 +82,13 @@ _loaded: OrderedDict[tuple, Any] = OrderedDict()
 _loading = threading.Lock()
 
 
-def loaded_tokenizer(directory: Path, files: dict[str, str], load: Callable[[], Any]) -> Any:
+def loaded_tokenizer(directory: Path, files: dict[str, str], load: Callable[[], Any],
+                     files_now: Callable[[], dict[str, str]]) -> Any:
     """``load()``'s tokenizer for ``directory``, loaded once per process for the same files (``files``: the sha256
     of every file transformers may read there, as the caller has just read them): a counter asked for again (a replay under another counter, a
     row of another file) does not parse the tokenizer again, seconds for a large vocabulary. Counters only
-    read the tokenizer they share; each keeps its own caches."""
+    read the tokenizer they share; each keeps its own caches. A tokenizer is kept only when ``files_now()`` (the
+    files hashed again after the load) is still ``files``: one changed while it loaded is not kept under them."""
     key = (str(directory.resolve()), tuple(sorted(files.items())))
     with _loading:
         hit = _loaded.get(key)
@@ -86,6 +96,8 @@ def loaded_tokenizer(directory: Path, files: dict[str, str], load: Callable[[], 
             _loaded.move_to_end(key)
             return hit
     tokenizer = load()
+    if files_now() != files:
+        return tokenizer
     with _loading:
         _loaded[key] = tokenizer
         while len(_loaded) > LOADED_KEPT:

@@ -262,8 +262,9 @@ class RequestFilterProxy(QAbstractProxyModel):
                 continue
             self._lists[source_row] = values
             self._haystacks = None
-            if 0 <= self._column < len(values.keys) and values.keys[self._column] != old.keys[self._column]:
+            if values.keys != old.keys:  # the orders kept for any column may no longer hold
                 self._orders.clear()
+            if 0 <= self._column < len(values.keys) and values.keys[self._column] != old.keys[self._column]:
                 moved = True
             elif self._filtering() and self._accepts(values) != self._accepts(old):
                 moved = True

@@ -209,3 +209,21 @@ def test_rows_read_in_place_are_told_in_runs_a_view_repaints_only_where_it_shows
     qtbot.wait(20)
     assert told[-1] == (1, 2)
     assert painted and all(rect.height() <= 2 * view.rowHeight(1) + 2 for rect in painted)  # and the grid line
+
+
+def test_an_order_kept_for_another_column_is_worked_out_again_when_rows_are_read_in_place(tmp_path, fixtures_dir,
+                                                                                           counter):
+    """Sorted by audit, then by label (whose keys a read leaves as they were), rows read in place meanwhile: sorted
+    by audit again, the rows are in their new findings' order, not the one kept from before the read."""
+    _, _, pending, model, proxy = _listed(tmp_path, fixtures_dir, 3)
+    model.append_rows(pending)
+    for order in (Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder):
+        proxy.sort(RequestListModel.C_AUDIT, order)
+    proxy.sort(RequestListModel.C_LABEL, Qt.SortOrder.AscendingOrder)
+    for row in pending[1::2]:
+        row.absorb(read_pending(row, counter))
+    model.rows_changed(pending[1::2])
+    for order in (Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder):
+        proxy.sort(RequestListModel.C_AUDIT, order)
+        descending = order == Qt.SortOrder.DescendingOrder
+        assert _shown(proxy) == _expected_order(pending, RequestListModel.C_AUDIT, descending)
