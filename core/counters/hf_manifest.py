@@ -84,11 +84,11 @@ _loading = threading.Lock()
 
 def loaded_tokenizer(directory: Path, files: dict[str, str], load: Callable[[], Any],
                      files_now: Callable[[], dict[str, str]]) -> Any:
-    """``load()``'s tokenizer for ``directory``, loaded once per process for the same files (``files``: the sha256
-    of every file transformers may read there, as the caller has just read them): a counter asked for again (a replay under another counter, a
-    row of another file) does not parse the tokenizer again, seconds for a large vocabulary. Counters only
-    read the tokenizer they share; each keeps its own caches. A tokenizer is kept only when ``files_now()`` (the
-    files hashed again after the load) is still ``files``: one changed while it loaded is not kept under them."""
+    """``load()``'s tokenizer for ``directory``, loaded once per process for the same ``files`` (the sha256 of every
+    file transformers may read there, as the caller has just read them): a counter asked for again (a replay under
+    another counter, a row of another file) does not parse the tokenizer again, seconds for a large vocabulary.
+    Counters only read the tokenizer they share; each keeps its own caches. A tokenizer is kept only when
+    ``files_now()`` (the files hashed again after the load) is still ``files``: one changed meanwhile is not kept."""
     key = (str(directory.resolve()), tuple(sorted(files.items())))
     with _loading:
         hit = _loaded.get(key)

@@ -308,18 +308,12 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
             m.content or "", blocks)}) for m in entries]
         values: list[int | None] = []
         closings = set()
+        bare = self._bare.get(name)  # the section left empty: the same for every entry asked until a commit
+        if bare is None:
+            bare = self._bare[name] = (self._small_or_none(lead + tail), self._accepts(name, []))
         for k in range(len(entries) + 1):
-            bare = self._bare.get(name) if k == 0 else None  # the section empty: the same for every entry asked
-            if bare is None:
-                try:
-                    value: int | None = self._count_small(lead + chats[:k] + tail)
-                except CounterError:
-                    value = None
-                accepted = self._accepts(name, entries[:k])
-                if k == 0:
-                    self._bare[name] = (value, accepted)
-            else:
-                value, accepted = bare
+            value, accepted = bare if k == 0 else (self._small_or_none(lead + chats[:k] + tail),
+                                                   self._accepts(name, entries[:k]))
             if (value is not None) != (accepted is not None):
                 return self._whole_kept_costs(name, entries)
             closings.add(accepted)
@@ -327,6 +321,13 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         if self._systems(name) and {"plain", "closed"} <= closings:
             return self._whole_kept_costs(name, entries)  # the system text goes to the closing turn in some only
         return [b - a if a is not None and b is not None else 0 for a, b in zip(values, values[1:])]
+
+    def _small_or_none(self, messages: list[ChatMessage]) -> int | None:
+        """``_count_small``, ``None`` where the template refuses the small prompt."""
+        try:
+            return self._count_small(messages)
+        except CounterError:
+            return None
 
     def _accepts(self, name: str, entries: list[Any]) -> str | None:
         """How the template takes the whole prompt with section ``name`` holding ``entries``, as

@@ -129,7 +129,7 @@ class RequestFilterProxy(QAbstractProxyModel):
         are (a person flips a column's order back and forth)."""
         lists = self._lists
         order = self._orders.get((column, descending))
-        if order is None or len(order) != len(lists):
+        if order is None:  # (every change of a row's list values drops the orders kept)
             keys = [values.keys[column] for values in lists]
             order = self._orders[(column, descending)] = sorted(range(len(lists)), key=keys.__getitem__,
                                                                 reverse=descending)  # stable
