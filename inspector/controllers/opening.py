@@ -8,12 +8,13 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
 import core
 
 from ..document import Row
+from ..turns import in_a_later_turn
 from ..paths import demo_request_path
 from ..workers import LoadJob, LoadThread, ReadRowThread
 
@@ -139,7 +140,7 @@ class Opener(QObject):
         bursts of the GUI thread, not one. A file's first row replaces a row read waiting to be shown again; a
         row read does not replace a selection already waiting (it shows the row as it is then)."""
         if self._selecting is None:
-            QTimer.singleShot(0, self._select_now)
+            in_a_later_turn(self._select_now)
         elif origin == "read":
             return
         self._selecting = (row, origin)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
 
 import core
 from core.replay import Edits
 
 from ..document import Row
+from ..turns import in_a_later_turn
 from ..document.replay import ReplayOutcome, ReplayTarget
 from ..panes.replaypanel import outcome_summary
 
@@ -145,7 +146,7 @@ class ReplayWiring(QObject):
     def _step_later(self) -> None:
         if self._due and not self._stepping:
             self._stepping = True
-            QTimer.singleShot(0, self._show_next)
+            in_a_later_turn(self._show_next)
 
     def _show_next(self) -> None:
         self._stepping = False
