@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         return _screenshot(args, Settings())
     # problems also go to stderr, for whoever started the app from a terminal
     logging.basicConfig(level=logging.WARNING, format="context-inspector: %(levelname)s: %(message)s")
-    window = MainWindow(counter_spec=startup_counter(args))
+    window = MainWindow(counter_spec=startup_counter(args), warm_workers=True)
     _report_unexpected_errors(window)
     _close_on_signals(app, window)
     window.show()

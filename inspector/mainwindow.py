@@ -42,8 +42,11 @@ log = logging.getLogger("inspector")
 
 class MainWindow(ControllerCalls, QMainWindow):
     def __init__(self, *, counter_cache: CounterCache | None = None, settings: Settings | None = None,
-                 persist: bool = True, counter_spec: str | None = None) -> None:
+                 persist: bool = True, counter_spec: str | None = None, warm_workers: bool = False) -> None:
+        """``warm_workers``: start the worker processes (``workers.readpool``) as soon as the counter is built, as
+        the app does, rather than at the first replay or large file (tests leave them to start when needed)."""
         super().__init__()
+        self.warm_workers = warm_workers
         self.setWindowTitle(APP_NAME)
         self.setAccessibleName(APP_NAME)
         self.setAcceptDrops(True)

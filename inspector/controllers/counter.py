@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 import core
 
 from ..workers import CounterCache, CounterThread, LatestJob
+from ..workers.readpool import warm_pool
 
 if TYPE_CHECKING:
     from ..mainwindow import MainWindow
@@ -32,6 +33,11 @@ class CounterController(QObject):
         self._fetcher = LatestJob(self)  # a tiktoken encoding downloaded because the person asked
         self._fetcher.finished.connect(self._fetched)
         self.fetching = False
+        self._warming = None  # the thread starting the worker processes (``MainWindow(warm_workers=True)``)
+
+    def warming(self) -> bool:
+        """The worker processes for the counter are still starting (not part of ``pending``: nothing waits on it)."""
+        return self._warming is not None and self._warming.is_alive()
 
     @property
     def pending(self) -> bool:
@@ -120,6 +126,8 @@ class CounterController(QObject):
         self.spec = spec
         self.counter = counter
         w.replay.set_counter(counter)
+        if w.warm_workers:
+            self._warming = warm_pool(spec)
         if w.persist and self._remember:
             w.settings.set_last_counter(None if spec == core.AUTO else spec)
             if spec.startswith("hf:"):

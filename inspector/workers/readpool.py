@@ -108,6 +108,27 @@ def in_worker(spec: str | None, counter: core.TokenCounter, fn: Callable, payloa
     return value
 
 
+def warm_pool(spec: str) -> threading.Thread:
+    """Start the worker processes for ``spec`` now, off the GUI thread, so the first replay, what-if sweep or
+    large file does not wait for them (each builds its counter: two to three seconds here). Started by the app
+    once its counter is built. A pool whose processes cannot start is discarded with a warning (the work then
+    runs in this process, as when a worker dies); a worker whose counter cannot be built says so per job."""
+    def start() -> None:
+        pool = None
+        try:
+            pool = read_pool(spec)
+            for future in [pool.submit_call(os.getpid) for _ in range(pool.workers)]:
+                future.result()
+        except Exception as exc:  # noqa: BLE001 - no processes here: the work runs in this process later
+            log.warning("worker processes for %s did not start (%s: %s)", spec, type(exc).__name__, exc)
+            if pool is not None:
+                discard_pool(pool)
+
+    thread = threading.Thread(target=start, name="warm-workers", daemon=True)
+    thread.start()
+    return thread
+
+
 def discard_pool(pool: ReadPool) -> None:
     """A pool that broke (a worker died) is not used again."""
     with _lock:

@@ -64,3 +64,38 @@ def test_reading_with_auto_and_replaying_with_the_embedded_counter_share_one_poo
         assert readpool.replay_pool(core.AUTO) is reading
     finally:
         readpool.shutdown_read_pools()
+
+
+def test_the_app_starts_its_worker_processes_once_its_counter_is_built(qtbot, counter):
+    """``MainWindow(warm_workers=True)`` (what the app opens) starts the pool for its counter as soon as the
+    counter is built, so the first replay or large file does not wait seconds for processes to start."""
+    from inspector.mainwindow import MainWindow
+    from inspector.workers import readpool
+
+    readpool.shutdown_read_pools()
+    win = MainWindow(counter_spec=counter.name, warm_workers=True)
+    qtbot.addWidget(win)
+    try:
+        qtbot.waitUntil(lambda: win.is_idle() and not win.counters.warming(), timeout=180000)
+        pool = readpool._pools.get(readpool.CounterCache.built_as(counter.name))
+        assert pool is not None
+        assert len(pool._executor._processes) == pool.workers  # every worker started (and built its counter)
+    finally:
+        win.shutdown()
+        readpool.shutdown_read_pools()
+
+
+def test_a_pool_whose_processes_cannot_start_is_discarded_with_a_warning(caplog, counter, monkeypatch):
+    from inspector.workers import readpool
+
+    def no_processes(self, fn, *args):
+        raise OSError("no processes in this sandbox")
+
+    monkeypatch.setattr(readpool.ReadPool, "submit_call", no_processes)
+    try:
+        with caplog.at_level("WARNING", logger="inspector"):
+            readpool.warm_pool(counter.name).join(timeout=180)
+        assert readpool.CounterCache.built_as(counter.name) not in readpool._pools  # later work runs here
+        assert any("did not start" in r.getMessage() and "no processes" in r.getMessage() for r in caplog.records)
+    finally:
+        readpool.shutdown_read_pools()
