@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QFileDialog
 import core
 
 from ..document import Row
-from ..turns import in_a_later_turn
 from ..paths import demo_request_path
+from ..turns import in_a_later_turn
 from ..workers import LoadJob, LoadThread, ReadRowThread
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ import core
 from core.replay import Edits
 
 from ..document import Row
-from ..turns import in_a_later_turn
 from ..document.replay import ReplayOutcome, ReplayTarget
 from ..panes.replaypanel import outcome_summary
+from ..turns import in_a_later_turn
 
 if TYPE_CHECKING:
     from ..mainwindow import MainWindow
