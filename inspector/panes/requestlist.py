@@ -84,6 +84,9 @@ class RequestListPane(QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setResizeContentsPrecision(SIZED_ROWS)
+        # a column narrower than its title shows the title's start, elided ("Requ…"), not its middle clipped
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.shown_label = QLabel(self)
         self.shown_label.setAccessibleName("Requests shown")
         self._fit_timer = QTimer(self)

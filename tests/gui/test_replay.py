@@ -401,3 +401,19 @@ def test_only_changes_shows_everything_again_once_the_replay_is_reset(replaying,
     assert window.tree_proxy.rowCount() == window.tree_model.rowCount() == 7
     assert sum(window.tree_proxy.rowCount(window.tree_proxy.index(s, 0)) for s in range(7)) == \
         len(window.current_row.result.trace)
+
+
+def test_the_edit_lines_label_stays_inside_the_chart_at_either_edge(replaying, qtbot, fixtures_dir):
+    """At the recorded limit (the chart's right edge) the edit's label is drawn left of its line, not cut off
+    by the edge; at the low end, right of it."""
+    window = replaying(fixtures_dir / DEMO)
+    chart = window.replay_panel.whatif
+    values = chart.point_values()
+    for value in (values[-1], values[0]):
+        window.replay_panel.set_limit(value)
+        settle(window, qtbot)
+        qtbot.waitUntil(lambda: chart._edit.value() == value, timeout=60000)
+        chart.plot.repaint()
+        label = chart._edit.label.sceneBoundingRect()
+        box = chart.view.sceneBoundingRect()
+        assert box.left() <= label.left() and label.right() <= box.right(), (value, label, box)
