@@ -6,13 +6,15 @@ It reports the item the person picked (``itemPicked``) and shows what the window
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
 
 import core
 from core.replay import Diff
 
 from ..models import ITEM_ID_ROLE, SECTION_ROLE, ChangeFilterProxy, DecisionDelegate, SectionTreeModel
+
+MIN_TOKENS_WIDTH = 90  # px: a token column never narrower than this when fitted into the view
 
 
 class SectionTreePane(QWidget):
@@ -23,6 +25,8 @@ class SectionTreePane(QWidget):
         super().__init__(parent)
         self._syncing = False
         self._fitted: tuple | None = None  # what the columns were last sized to (_fit_columns)
+        self._tokens_content: int | None = None  # the token column's content width, as last fitted
+        self._tokens_set: int | None = None  # the width _keep_tokens_in_view gave it (another: the person's)
         self.selected_section: str | None = None  # the window's, kept open while a replay is shown
         self.model = SectionTreeModel(self)
         self.proxy = ChangeFilterProxy(self)
@@ -51,6 +55,7 @@ class SectionTreePane(QWidget):
         layout.addLayout(header)
         layout.addWidget(self.tree)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
+        self.tree.viewport().installEventFilter(self)
         self.only_changes.toggled.connect(self._only_changes_toggled)
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -91,7 +96,28 @@ class SectionTreePane(QWidget):
             return
         for col in columns:
             self.tree.resizeColumnToContents(col)
+        self._tokens_content, self._tokens_set = self.tree.columnWidth(SectionTreeModel.C_TOKENS), None
+        self._keep_tokens_in_view()
         self._fitted = shown[:-1] + (tuple(self.tree.columnWidth(c) for c in columns),)
+
+    def _keep_tokens_in_view(self) -> None:
+        """The token column as wide as its content (``_fit_columns``) but no wider than the room left for it in the
+        view (down to ``MIN_TOKENS_WIDTH``), again whenever the view changes width: sized to a long section total
+        ("167567 sent · 368635 dropped") in a narrow pane, it pushed the items' right-aligned figures out of sight
+        (the column looked empty); the long totals elide instead. A width the person set by hand is kept."""
+        tree, col = self.tree, SectionTreeModel.C_TOKENS
+        if self._tokens_content is None or (self._tokens_set is not None and tree.columnWidth(col) != self._tokens_set):
+            return
+        before = sum(tree.columnWidth(c) for c in range(col) if not tree.isColumnHidden(c))
+        width = max(MIN_TOKENS_WIDTH, min(self._tokens_content, tree.viewport().width() - before))
+        if width != tree.columnWidth(col):
+            tree.setColumnWidth(col, width)
+        self._tokens_set = width
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.tree.viewport() and event.type() == QEvent.Type.Resize:
+            self._keep_tokens_in_view()
+        return super().eventFilter(watched, event)
 
     def show_item(self, section: str, item_id: str | None) -> None:
         """Make the item's row (or its section's) current without reporting it."""

@@ -72,13 +72,13 @@ class WhatIfChart(QWidget):
         self._areas: dict[str, pg.PlotDataItem] = {}
         self._totals = pg.ScatterPlotItem(size=8, symbol="o")
         self._failed = pg.ScatterPlotItem(size=11, symbol="x")
-        # the line labels sit below the legend (top left), so neither hides the other
-        self._recorded = pg.InfiniteLine(angle=90, movable=False, label="",
-                                         labelOpts={"position": 0.62, "anchors": [(1, 0.5), (1, 0.5)]})
-        # the edit's label right of its line, or left of it once the line is right of the middle (at the right
+        # The line labels sit below the legend (top left: seven sections fill the top two fifths), so neither hides
+        # the other; each is right of its line, or left of it once the line is right of the middle (at the right
         # edge it would be cut off)
+        self._recorded = pg.InfiniteLine(angle=90, movable=False, label="",
+                                         labelOpts={"position": 0.42, "anchors": [(0, 0.5), (1, 0.5)]})
         self._edit = pg.InfiniteLine(angle=90, movable=False, label="",
-                                     labelOpts={"position": 0.52, "anchors": [(0, 0.5), (1, 0.5)]})
+                                     labelOpts={"position": 0.32, "anchors": [(0, 0.5), (1, 0.5)]})
         for line in (self._totals, self._failed, self._recorded, self._edit):
             self.plot.addItem(line)
         self._recorded.setZValue(20)

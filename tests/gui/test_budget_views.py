@@ -262,3 +262,34 @@ def test_saving_asks_before_replacing_and_remembers_the_folder(open_and_wait, qt
     window.replay_panel.whatif.save_chart("svg")
     assert Path(offered[-1]).parent == target.parent and Path(offered[-1]).name == "what-if.chart.svg"
     assert not target.exists()
+
+
+def test_the_tree_keeps_its_token_figures_in_view_in_a_narrow_pane(qtbot, long_chat_file, counter):
+    """A long section total ("… sent · … dropped") sized the token column wider than a narrow pane, so the
+    items' right-aligned figures were out of sight and the column looked empty; it is fitted into the view
+    (the long totals elide), widened again when the pane grows, and a width set by hand is kept."""
+    from inspector.models import SectionTreeModel
+    from inspector.panes.sectiontree import SectionTreePane
+
+    result = core.assemble(core.load_request(long_chat_file), counter)
+    pane = SectionTreePane()
+    qtbot.addWidget(pane)
+    pane.resize(1400, 500)
+    pane.show()
+    pane.show_result(result, diff=None, recorded=None)
+    tree, col = pane.tree, SectionTreeModel.C_TOKENS
+    wide = tree.columnWidth(col)  # its content's width, with room for it
+
+    def right_edge() -> int:
+        return tree.columnViewportPosition(col) + tree.columnWidth(col)
+
+    before = tree.columnViewportPosition(col)
+    pane.resize(before + wide // 2 + 30, 500)  # room for half the column
+    qtbot.waitUntil(lambda: tree.columnWidth(col) < wide)
+    assert right_edge() <= tree.viewport().width()
+    pane.resize(1400, 500)
+    qtbot.waitUntil(lambda: tree.columnWidth(col) == wide)
+    tree.setColumnWidth(col, wide + 40)  # the person's width
+    pane.resize(before + wide // 2 + 30, 500)
+    qtbot.wait(50)
+    assert tree.columnWidth(col) == wide + 40

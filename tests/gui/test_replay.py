@@ -405,7 +405,7 @@ def test_only_changes_shows_everything_again_once_the_replay_is_reset(replaying,
 
 def test_the_edit_lines_label_stays_inside_the_chart_at_either_edge(replaying, qtbot, fixtures_dir):
     """At the recorded limit (the chart's right edge) the edit's label is drawn left of its line, not cut off
-    by the edge; at the low end, right of it."""
+    by the edge; at the low end, right of it; neither line's label covers the legend."""
     window = replaying(fixtures_dir / DEMO)
     chart = window.replay_panel.whatif
     values = chart.point_values()
@@ -414,6 +414,8 @@ def test_the_edit_lines_label_stays_inside_the_chart_at_either_edge(replaying, q
         settle(window, qtbot)
         qtbot.waitUntil(lambda: chart._edit.value() == value, timeout=60000)
         chart.plot.repaint()
-        label = chart._edit.label.sceneBoundingRect()
-        box = chart.view.sceneBoundingRect()
-        assert box.left() <= label.left() and label.right() <= box.right(), (value, label, box)
+        box, legend = chart.view.sceneBoundingRect(), chart.legend.sceneBoundingRect()
+        for line in (chart._edit, chart._recorded):
+            label = line.label.sceneBoundingRect()
+            assert box.left() <= label.left() and label.right() <= box.right(), (value, label, box)
+            assert not label.intersects(legend), (value, label, legend)  # nor over the legend (top left)
