@@ -91,6 +91,12 @@ def decision_style(decision: str) -> DecisionStyle:
     return DECISION_STYLES.get(decision, UNKNOWN_DECISION)
 
 
+# what a dropped item's figure is, said where it is shown (the bar's hover text, the tree's tooltip)
+PRICED_ALONE = ("A dropped item is priced as what it alone would add to the prompt as sent; items sent together "
+                "share some tokens (the evidence preamble, a joined seam), so these figures can add up to more than "
+                "the prompt would grow by taking them all.")
+
+
 def decision_text(decision: str) -> str:
     style = decision_style(decision)
     return f"{style.glyph} {decision}"

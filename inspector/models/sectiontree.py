@@ -316,7 +316,8 @@ class SectionTreeModel(QAbstractItemModel):
                         f"replayed: {change.decision_after or 'absent'} ({change.tokens_after} tokens)")
             if col == self.C_SOURCE and entry.source:
                 return entry.source
-            return f"{entry.id}: {entry.decision}, {entry.tokens} tokens. {entry.reason}"
+            tip = f"{entry.id}: {entry.decision}, {entry.tokens} tokens. {entry.reason}"
+            return f"{tip}\n{theme.PRICED_ALONE}" if entry.decision == "dropped" and not item.gone else tip
         if role == Qt.ItemDataRole.TextAlignmentRole and col == self.C_TOKENS:
             return RIGHT
         return None

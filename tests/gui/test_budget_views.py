@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QFileDialog
 
 import core
 from inspector.files import charts as chartexport
+from inspector import theme
 from inspector.files.settings import open_settings
+from inspector.models.roles import DECISION_ROLE, SECTION_ROLE
 from inspector.panes.budget.legend import legend_entries
 from inspector.panes.budget.plot import DROP_LANE, label_for
 
@@ -92,6 +94,12 @@ def test_many_dropped_items_are_one_labelled_run_that_unfolds(open_and_wait, qtb
     assert text.startswith(f"History: 208 dropped, {total:,} tokens")
     assert f"  {dropped[0].id}: {dropped[0].tokens}" in text and "… and 196 more" in text
     assert "first: does not fit" in text
+    assert theme.PRICED_ALONE in text  # why the run's figure can be more than the prompt would grow by
+    tree = window.tree_model
+    history = next(r for r in range(tree.rowCount()) if tree.index(r, 0).data(SECTION_ROLE) == "history")
+    first_dropped = next(tree.index(r, tree.C_TOKENS, tree.index(history, 0)) for r in range(tree.rowCount(
+        tree.index(history, 0))) if tree.index(r, 0, tree.index(history, 0)).data(DECISION_ROLE) == "dropped")
+    assert theme.PRICED_ALONE in first_dropped.data(Qt.ItemDataRole.ToolTipRole)
     # the legend says runs are folded
     assert any("folded into one, with their count" in e for e in bar.legend.entries())
     # clicking the run selects the section, not one of its items

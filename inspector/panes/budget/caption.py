@@ -124,6 +124,8 @@ def hover_text(seg: core.Segment, row: Row | None, *, comparing: bool = False) -
             lines.append(f"  … and {len(seg.items) - RUN_ITEMS_SHOWN} more (Unfold in the bar's menu lists each)")
     else:
         lines.append(f"{theme.RESERVE_TITLES[seg.kind]}: {seg.tokens:,} tokens")
+    if seg.kind == "dropped" and not seg.summarised:
+        lines.append(theme.PRICED_ALONE)
     if comparing:
         lines[0] = ("Recorded — " if seg.lane == "recorded" else "Replayed — ") + lines[0]
     if share:
