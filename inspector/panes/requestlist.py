@@ -15,6 +15,7 @@ from ..models import RequestFilterProxy, RequestListModel
 
 SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
 MIN_COLUMN = 48  # no column is squeezed below this when the widest ones give up width
+NAME_SHARE = 0.4  # of the list's width: the request's name keeps up to this much when every column gives way
 SIZED_ROWS = 300  # rows a column's content width is measured over (a large JSONL stays fast)
 TYPING_ROWS = 20000  # above this many rows the filter waits for a pause in typing (FILTER_PAUSE_MS)
 FILTER_PAUSE_MS = 150
@@ -40,7 +41,10 @@ def fitted_widths(wanted: list[int], available: int, minimum: int = MIN_COLUMN) 
 def column_widths(content: list[int], headers: list[int], flexible: list[bool], available: int) -> list[int]:
     """Widths for the requests list: every column at its content (and header) width when there is room;
     else the text columns (``flexible``) give way first, down to ``MIN_COLUMN``; then the figures' headers
-    elide (the figures themselves stay whole); only then does every column give way."""
+    elide (the figures themselves stay whole); only then does every column give way. Among the text columns the
+    first (the request's name, what tells the rows apart) keeps its width up to ``NAME_SHARE`` of the room, and
+    when every column gives way it still does, even if the list then scrolls sideways (in a narrow pane every
+    name read "rag-r…")."""
     whole = [max(c, h) for c, h in zip(content, headers)]
     if sum(whole) <= available:
         return whole
@@ -48,9 +52,18 @@ def column_widths(content: list[int], headers: list[int], flexible: list[bool], 
         rigid = sum(f for f, flex in zip(fixed, flexible) if not flex)
         flex_wanted = [w for w, flex in zip(whole, flexible) if flex]
         if rigid + MIN_COLUMN * len(flex_wanted) <= available:
-            flex_widths = iter(fitted_widths(flex_wanted, available - rigid))
+            room = available - rigid
+            if flexible[0]:  # the name first, then the other text columns share what is left
+                name = min(whole[0], max(MIN_COLUMN, int(available * NAME_SHARE)),
+                           room - MIN_COLUMN * (len(flex_wanted) - 1))
+                flex_widths = iter([name] + fitted_widths(flex_wanted[1:], room - name))
+            else:
+                flex_widths = iter(fitted_widths(flex_wanted, room))
             return [next(flex_widths) if flex else f for f, flex in zip(fixed, flexible)]
-    return fitted_widths(content, available)
+    widths = fitted_widths(content, available)
+    if widths:
+        widths[0] = max(widths[0], min(content[0], int(available * NAME_SHARE)))
+    return widths
 
 
 class RequestListPane(QWidget):

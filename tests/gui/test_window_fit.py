@@ -47,8 +47,12 @@ def test_columns_take_their_content_width_and_only_the_widest_give_way():
     # the requests list: text columns give way before figures; then the figures' headers elide, never a figure
     content, headers, flexible = [300, 60, 30, 250], [60, 70, 70, 40], [True, False, False, True]
     assert column_widths(content, headers, flexible, 1000) == [300, 70, 70, 250]
-    assert column_widths(content, headers, flexible, 400) == [130, 70, 70, 130]
-    assert column_widths(content, headers, flexible, 220) == [65, 60, 30, 65]
+    # the name (first) keeps up to 40% of the room before the other text columns share the rest
+    assert column_widths(content, headers, flexible, 400) == [160, 70, 70, 100]
+    assert column_widths(content, headers, flexible, 220) == [82, 60, 30, 48]
+    assert column_widths([70, 60, 30, 250], headers, flexible, 220) == [70, 60, 30, 60]  # (no more than it needs)
+    # every column giving way: the name still keeps its share, the list scrolls sideways
+    assert column_widths([200] * 10, [60] * 10, [True] + [False] * 9, 300) == [120] + [MIN_COLUMN] * 9
 
 
 def test_the_request_list_sizes_its_columns_to_their_content(open_and_wait, fixtures_dir, qtbot):
