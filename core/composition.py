@@ -97,9 +97,12 @@ def composition(result: AssemblyResult) -> list[CompositionRow]:
 
 
 def percent(fraction: float | None) -> str:
-    """``12.3%``; a share below 0.1% that is not zero reads ``<0.1%`` (never a misleading 0.0%)."""
+    """``12.3%``; a share below 0.1% that is not zero reads ``<0.1%`` (never a misleading 0.0%), and one above 99.9%
+    that is not whole reads ``>99.9%`` (never 100.0% with tokens left)."""
     if fraction is None:
         return ""
     if 0 < fraction < 0.001:
         return "<0.1%"
+    if 0.999 < fraction < 1:
+        return ">99.9%"
     return f"{fraction:.1%}"
