@@ -118,6 +118,7 @@ class BudgetBar(QWidget):
         self._allowance, self._limit, self._mark_labels = self.marks.allowance, self.marks.limit, self.marks.labels
         self.offscreen = self.marks.offscreen
         self.view.sigXRangeChanged.connect(self._place_offscreen)
+        self.view.sigResized.connect(self._place_offscreen)  # the same range over fewer pixels: labels move
 
         self.composition = CompositionView(self)
         self.stack = QStackedWidget(self)

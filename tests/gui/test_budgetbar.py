@@ -190,3 +190,17 @@ def test_legend_holds_only_the_shown_rows_entries_after_switching_rows(open_and_
         # laid out side by side: no two entries overlap
         rects = sorted((w.geometry() for w in swatches), key=lambda r: (r.y(), r.x()))
         assert not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1:])
+
+
+def test_the_context_limit_label_stays_inside_the_bar_when_the_pane_narrows(open_and_wait, qtbot, fixtures_dir):
+    """With the replay panel open the bar narrows over the same token range: the limit's label, right of its
+    line, ran off the edge ("context limit" with its figure cut off); it now reads left of the line there (clear
+    of the allowance's label, which reads left of its own line)."""
+    window = open_and_wait(fixtures_dir / "demo.result.json")
+    window.resize(1280, 800)
+    window.act_replay.trigger()
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    bar = window.bar
+    label, allowance = bar.marks.limit.label, bar.marks.allowance.label
+    qtbot.waitUntil(lambda: label.sceneBoundingRect().right() <= bar.view.sceneBoundingRect().right(), timeout=5000)
+    assert not label.sceneBoundingRect().intersects(allowance.sceneBoundingRect())

@@ -142,7 +142,24 @@ class BarMarks:
         room = self.provider_label.boundingRect().width() * token_per_pixel
         end = self.provider_label.pos().x()
         self.provider_label.setAnchor((1, 0.5) if end + room > x1 and end - room > x0 else (0, 0.5))
+        self._place_limit_label(x0, x1, token_per_pixel)
         beyond = [f"{name} {value:,} →" for name, value in marks if value > x1]
         self.offscreen.setText(" · ".join(beyond))
         self.offscreen.setPos(x1, y1)
         self.offscreen.setVisible(bool(beyond))
+
+    def _place_limit_label(self, x0: float, x1: float, token_per_pixel: float) -> None:
+        """The context limit's label reads right of its line, or left of it where it would run off the view's right
+        edge ("context limit 1,0" cut off), if it then stays clear of the allowance's label (left of its line)."""
+        label = self.limit.label
+        if not self.limit.isVisible() or token_per_pixel <= 0:
+            return
+        value = self.limit.value()
+        room = label.boundingRect().width() * token_per_pixel
+        allowance = self.allowance.value() if self.allowance.isVisible() else None
+        left = (value + room > x1 and value - room > x0
+                and (allowance is None or allowance > value or value - room > allowance))
+        anchor = (1, 0.5) if left else (0, 0.5)
+        if label.anchors[0] != anchor:
+            label.anchors = [anchor, anchor]
+            label.updatePosition()
