@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer
 
 LATER_MS = 1
 
 
-def in_a_later_turn(fn: Callable[[], object]) -> None:
-    """Call ``fn`` on the GUI thread after the event loop has handled what is pending now."""
-    QTimer.singleShot(LATER_MS, fn)
+def in_a_later_turn(fn: Callable[[], object], context: QObject | None = None) -> None:
+    """Call ``fn`` on the GUI thread after the event loop has handled what is pending now; not at all if
+    ``context`` (the object ``fn`` works on) is deleted meanwhile (a window closed in between)."""
+    if context is None:
+        QTimer.singleShot(LATER_MS, fn)
+    else:
+        QTimer.singleShot(LATER_MS, context, fn)

@@ -140,7 +140,7 @@ class Opener(QObject):
         bursts of the GUI thread, not one. A file's first row replaces a row read waiting to be shown again; a
         row read does not replace a selection already waiting (it shows the row as it is then)."""
         if self._selecting is None:
-            in_a_later_turn(self._select_now)
+            in_a_later_turn(self._select_now, self)
         elif origin == "read":
             return
         self._selecting = (row, origin)

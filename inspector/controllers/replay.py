@@ -146,7 +146,7 @@ class ReplayWiring(QObject):
     def _step_later(self) -> None:
         if self._due and not self._stepping:
             self._stepping = True
-            in_a_later_turn(self._show_next)
+            in_a_later_turn(self._show_next, self)
 
     def _show_next(self) -> None:
         self._stepping = False

@@ -41,3 +41,16 @@ def _ticks_between_steps(qtbot, later) -> list[int]:
 
 def test_the_timers_due_fire_between_two_steps(qtbot):
     assert all(n >= 1 for n in _ticks_between_steps(qtbot, in_a_later_turn))
+
+
+def test_a_step_whose_object_is_deleted_meanwhile_does_not_run(qtbot):
+    from PySide6.QtCore import QObject
+
+    ran: list[str] = []
+    kept, gone = QObject(), QObject()
+    in_a_later_turn(lambda: ran.append("kept"), kept)
+    in_a_later_turn(lambda: ran.append("gone"), gone)
+    gone.deleteLater()
+    qtbot.waitUntil(lambda: ran == ["kept"], timeout=5000)
+    qtbot.wait(20)
+    assert ran == ["kept"]

@@ -123,3 +123,24 @@ def test_a_long_passing_message_is_elided_before_the_permanent_parts_with_the_wh
     assert status.currentMessage() == "Chart saved" and status.toolTip() == ""
     status.clearMessage()
     assert status.toolTip() == ""
+
+
+def test_a_passing_message_is_elided_again_when_the_token_count_beside_it_grows(open_and_wait, fixtures_dir, qtbot):
+    """"Loaded x in 0.2 s" was elided to the room it had when shown, then cut off ("Loaded x.js") once the
+    permanent token count beside it grew (a replay's "Replayed: input … (recorded …)")."""
+    window = open_and_wait(fixtures_dir / "demo.result.json")
+    window.resize(1280, 800)
+    qtbot.waitUntil(lambda: window.width() == 1280)
+    status, line = window.statusBar(), window.status
+    text = "Loaded a_request_file_with_a_rather_long_name_from_the_tracing_export.result.json in 0.2 s"
+    line.tokens_label.setText("Input 1")
+    qtbot.wait(20)
+    window.report("info", text)
+    assert status.currentMessage() == text  # room for all of it
+    line.show_tokens(window.current_row, window.current_row)  # a wider text in the permanent part
+    line.tokens_label.setText("Replayed: input 753 / 762 tokens (recorded 753 / 762) · counted by the reference method")
+    line.refit_message()  # (show_tokens asks for it a turn later; the layout has moved by then)
+    qtbot.waitUntil(lambda: status.currentMessage() != text, timeout=5000)
+    shown = status.currentMessage()
+    assert shown.endswith("…") and text.startswith(shown[:-1]) and status.toolTip() == text
+    assert status.fontMetrics().horizontalAdvance(shown) <= line.message_room()
