@@ -103,6 +103,6 @@ def percent(fraction: float | None) -> str:
         return ""
     if 0 < fraction < 0.001:
         return "<0.1%"
-    if 0.999 < fraction < 1:
+    if 0.999 < fraction < 1 - 1e-9:  # (a total summed from shares is 1 within float error: 100.0%)
         return ">99.9%"
     return f"{fraction:.1%}"

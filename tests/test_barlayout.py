@@ -122,6 +122,7 @@ def test_plan_sections_show_share_allowance_and_decisions():
 def test_percent_never_shows_a_nonzero_share_as_zero():
     assert percent(0.0002) == "<0.1%" and percent(0.0) == "0.0%" and percent(0.25) == "25.0%"
     assert percent(198877 / 198912) == ">99.9%" and percent(1.0) == "100.0%" and percent(0.999) == "99.9%"
+    assert percent(0.9999999999999999) == "100.0%"  # a total summed from shares, 1 within float error
 
 
 # ---- the palette: distinct for everyone, on light and dark

@@ -42,9 +42,9 @@ def column_widths(content: list[int], headers: list[int], flexible: list[bool], 
     """Widths for the requests list: every column at its content (and header) width when there is room;
     else the text columns (``flexible``) give way first, down to ``MIN_COLUMN``; then the figures' headers
     elide (the figures themselves stay whole); only then does every column give way. Among the text columns the
-    first (the request's name, what tells the rows apart) keeps its width up to ``NAME_SHARE`` of the room, and
-    when every column gives way it still does, even if the list then scrolls sideways (in a narrow pane every
-    name read "rag-r…")."""
+    first (the request's name, what tells the rows apart) keeps at least ``NAME_SHARE`` of the room (or its whole
+    width, if less) and takes what the others leave, and when every column gives way it still keeps that share,
+    even if the list then scrolls sideways (in a narrow pane every name read "rag-r…")."""
     whole = [max(c, h) for c, h in zip(content, headers)]
     if sum(whole) <= available:
         return whole
@@ -53,10 +53,12 @@ def column_widths(content: list[int], headers: list[int], flexible: list[bool], 
         flex_wanted = [w for w, flex in zip(whole, flexible) if flex]
         if rigid + MIN_COLUMN * len(flex_wanted) <= available:
             room = available - rigid
-            if flexible[0]:  # the name first, then the other text columns share what is left
-                name = min(whole[0], max(MIN_COLUMN, int(available * NAME_SHARE)),
-                           room - MIN_COLUMN * (len(flex_wanted) - 1))
-                flex_widths = iter([name] + fitted_widths(flex_wanted[1:], room - name))
+            if flexible[0]:  # the name keeps its share at least, the other text columns fit the rest, and
+                # the name takes what they leave (up to its whole width)
+                floor = min(whole[0], max(MIN_COLUMN, int(available * NAME_SHARE)),
+                            room - MIN_COLUMN * (len(flex_wanted) - 1))
+                others = fitted_widths(flex_wanted[1:], room - floor)
+                flex_widths = iter([min(whole[0], room - sum(others))] + others)
             else:
                 flex_widths = iter(fitted_widths(flex_wanted, room))
             return [next(flex_widths) if flex else f for f, flex in zip(fixed, flexible)]

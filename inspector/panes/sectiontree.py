@@ -104,11 +104,12 @@ class SectionTreePane(QWidget):
         """The token column as wide as its content (``_fit_columns``) but no wider than the room left for it in the
         view (down to ``MIN_TOKENS_WIDTH``), again whenever the view changes width: sized to a long section total
         ("167567 sent · 368635 dropped") in a narrow pane, it pushed the items' right-aligned figures out of sight
-        (the column looked empty); the long totals elide instead. A width the person set by hand is kept."""
+        (the column looked empty); the long totals elide instead. A width the person set by hand is kept (until
+        the next result is shown, which sizes every fitted column to its content again)."""
         tree, col = self.tree, SectionTreeModel.C_TOKENS
         if self._tokens_content is None or (self._tokens_set is not None and tree.columnWidth(col) != self._tokens_set):
             return
-        before = sum(tree.columnWidth(c) for c in range(col) if not tree.isColumnHidden(c))
+        before = tree.header().sectionPosition(col)  # where it starts, as the columns are ordered on screen
         width = max(MIN_TOKENS_WIDTH, min(self._tokens_content, tree.viewport().width() - before))
         if width != tree.columnWidth(col):
             tree.setColumnWidth(col, width)

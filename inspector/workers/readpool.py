@@ -110,8 +110,10 @@ def in_worker(spec: str | None, counter: core.TokenCounter, fn: Callable, payloa
 
 def warm_pool(spec: str) -> threading.Thread:
     """Start the worker processes for ``spec`` now, off the GUI thread, so the first replay, what-if sweep or
-    large file does not wait for them (each builds its counter: two to three seconds here). Started by the app
-    once its counter is built. A pool whose processes cannot start is discarded with a warning (the work then
+    large file does not wait for them (each builds its counter as it starts: two to three seconds here). Started
+    by the app once its counter is built; the thread ends when a worker has answered (one may answer for all, the
+    others still starting). Under ``auto`` only the embedded counter's pool is started: an imported request's
+    replays count with its model's counter, whose pool starts at its first use. A pool whose processes cannot start is discarded with a warning (the work then
     runs in this process, as when a worker dies); a worker whose counter cannot be built says so per job."""
     def start() -> None:
         pool = None

@@ -277,7 +277,7 @@ def test_the_tree_keeps_its_token_figures_in_view_in_a_narrow_pane(qtbot, long_c
     items' right-aligned figures were out of sight and the column looked empty; it is fitted into the view
     (the long totals elide), widened again when the pane grows, and a width set by hand is kept."""
     from inspector.models import SectionTreeModel
-    from inspector.panes.sectiontree import SectionTreePane
+    from inspector.panes.sectiontree import MIN_TOKENS_WIDTH, SectionTreePane
 
     result = core.assemble(core.load_request(long_chat_file), counter)
     pane = SectionTreePane()
@@ -292,12 +292,22 @@ def test_the_tree_keeps_its_token_figures_in_view_in_a_narrow_pane(qtbot, long_c
         return tree.columnViewportPosition(col) + tree.columnWidth(col)
 
     before = tree.columnViewportPosition(col)
-    pane.resize(before + wide // 2 + 30, 500)  # room for half the column
+    assert wide > MIN_TOKENS_WIDTH + 40  # (the long totals need the room)
+    frame = pane.width() - tree.viewport().width()  # the pane's width around the view's
+    narrow = frame + before + (MIN_TOKENS_WIDTH + wide) // 2  # room between the column's least and whole width
+    pane.resize(narrow, 500)
     qtbot.waitUntil(lambda: tree.columnWidth(col) < wide)
     assert right_edge() <= tree.viewport().width()
     pane.resize(1400, 500)
     qtbot.waitUntil(lambda: tree.columnWidth(col) == wide)
     tree.setColumnWidth(col, wide + 40)  # the person's width
-    pane.resize(before + wide // 2 + 30, 500)
+    pane.resize(narrow, 500)
     qtbot.wait(50)
     assert tree.columnWidth(col) == wide + 40
+    # with the columns reordered on screen (the header's sections dragged), the room is measured where it stands
+    header = tree.header()
+    header.moveSection(header.visualIndex(col), header.count() - 1)
+    pane.show_result(result, diff=None, recorded=None)  # a new result: every fitted column sized afresh
+    pane.resize(frame + header.sectionPosition(col) + (MIN_TOKENS_WIDTH + wide) // 2, 500)
+    qtbot.waitUntil(lambda: tree.columnWidth(col) < wide)
+    assert header.sectionPosition(col) + tree.columnWidth(col) - header.offset() <= tree.viewport().width()

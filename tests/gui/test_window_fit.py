@@ -51,6 +51,8 @@ def test_columns_take_their_content_width_and_only_the_widest_give_way():
     assert column_widths(content, headers, flexible, 400) == [160, 70, 70, 100]
     assert column_widths(content, headers, flexible, 220) == [82, 60, 30, 48]
     assert column_widths([70, 60, 30, 250], headers, flexible, 220) == [70, 60, 30, 60]  # (no more than it needs)
+    assert column_widths([300, 60, 30, 50], headers, flexible, 400) == [210, 70, 70, 50]  # and what the others leave
+    assert column_widths([500, 60], [60, 70], [True, False], 400) == [330, 70]
     # every column giving way: the name still keeps its share, the list scrolls sideways
     assert column_widths([200] * 10, [60] * 10, [True] + [False] * 9, 300) == [120] + [MIN_COLUMN] * 9
 

@@ -79,7 +79,7 @@ def test_the_app_starts_its_worker_processes_once_its_counter_is_built(qtbot, co
         qtbot.waitUntil(lambda: win.is_idle() and not win.counters.warming(), timeout=180000)
         pool = readpool._pools.get(readpool.CounterCache.built_as(counter.name))
         assert pool is not None
-        assert len(pool._executor._processes) == pool.workers  # every worker started (and built its counter)
+        assert len(pool._executor._processes) == pool.workers  # every worker process started
     finally:
         win.shutdown()
         readpool.shutdown_read_pools()
