@@ -62,8 +62,11 @@ class StatusLine:
         status bar's layout, a turn of the event loop later: "Loaded x.json in 0.2 s" was cut to "Loaded x.js"
         once the token count beside it grew)."""
         text, shown, until = self._message
-        if not text or self._status.currentMessage() != shown:
+        status = self._status
+        if not text or status.currentMessage() != shown:
             return
+        if status.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, max(40, self.message_room())) == shown:
+            return  # the room it has still fits it as shown: nothing to redraw
         left = None if until is None else int((until - time.monotonic()) * 1000)
         if left is None or left > 0:
             self.show_message(text, left or 0)
