@@ -15,7 +15,7 @@ from ..models import RequestFilterProxy, RequestListModel
 
 SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
 MIN_COLUMN = 48  # no column is squeezed below this when the widest ones give up width
-NAME_SHARE = 0.4  # of the list's width: the request's name keeps up to this much when every column gives way
+NAME_SHARE = 0.4  # of the list's width: the request's name keeps at least this much (or its whole width) when short
 SIZED_ROWS = 300  # rows a column's content width is measured over (a large JSONL stays fast)
 TYPING_ROWS = 20000  # above this many rows the filter waits for a pause in typing (FILTER_PAUSE_MS)
 FILTER_PAUSE_MS = 150

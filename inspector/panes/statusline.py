@@ -52,7 +52,7 @@ class StatusLine:
         parts, which would clip it): elided to that room, the whole text on hover; elided again to the room left
         when a permanent part's text changes while it shows (``refit_message``)."""
         status = self._status
-        shown = status.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, max(40, self.message_room()))
+        shown = self._elided(text)
         status.showMessage(shown, timeout_ms)
         status.setToolTip(text if shown != text else "")
         self._message = (text, shown, time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None)
@@ -65,11 +65,14 @@ class StatusLine:
         status = self._status
         if not text or status.currentMessage() != shown:
             return
-        if status.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, max(40, self.message_room())) == shown:
+        if self._elided(text) == shown:
             return  # the room it has still fits it as shown: nothing to redraw
         left = None if until is None else int((until - time.monotonic()) * 1000)
         if left is None or left > 0:
             self.show_message(text, left or 0)
+
+    def _elided(self, text: str) -> str:
+        return self._status.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, max(40, self.message_room()))
 
     def message_room(self) -> int:
         """The width a passing message is drawn in: from the left margin to the first permanent part shown
@@ -174,7 +177,8 @@ class StatusLine:
         if note and self.tokens_label.text():
             self.tokens_label.setText(self.tokens_label.text() + " · counted by the reference method")
         self.tokens_label.setToolTip(note or "")
-        in_a_later_turn(self.refit_message, self._status)
+        if self._message[0] and self._status.currentMessage():  # a passing message beside it: fit it again
+            in_a_later_turn(self.refit_message, self._status)
 
     def show_file(self, row: Row | None, total_rows: int) -> None:
         if row is not None:

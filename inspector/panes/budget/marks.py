@@ -141,7 +141,7 @@ class BarMarks:
         # the lower lane's label reads right of its mark, or left of it (inside its bar) where it would run off
         room = self.provider_label.boundingRect().width() * token_per_pixel
         end = self.provider_label.pos().x()
-        self.provider_label.setAnchor((1, 0.5) if end + room > x1 and end - room > x0 else (0, 0.5))
+        self.provider_label.setAnchor((1, 0.5) if _reads_left(end, room, x0, x1) else (0, 0.5))
         self._place_limit_label(x0, x1, token_per_pixel)
         beyond = [f"{name} {value:,} →" for name, value in marks if value > x1]
         self.offscreen.setText(" · ".join(beyond))
@@ -157,9 +157,14 @@ class BarMarks:
         value = self.limit.value()
         room = label.boundingRect().width() * token_per_pixel
         allowance = self.allowance.value() if self.allowance.isVisible() else None
-        left = (value + room > x1 and value - room > x0
-                and (allowance is None or allowance > value or value - room > allowance))
+        left = _reads_left(value, room, x0, x1) and (allowance is None or allowance > value or value - room > allowance)
         anchor = (1, 0.5) if left else (0, 0.5)
         if label.anchors[0] != anchor:
             label.anchors = [anchor, anchor]
             label.updatePosition()
+
+
+def _reads_left(x: float, room: float, x0: float, x1: float) -> bool:
+    """Whether a label ``room`` tokens wide, beside a mark at ``x``, reads left of it: it would run off the view's
+    right edge ``x1`` on the right and fits on the left (past ``x0``)."""
+    return x + room > x1 and x - room > x0
