@@ -179,6 +179,9 @@ def _place(trace: list[TraceEntry], origins: list[tuple[str, str]], request: Req
         if entry.decision == "dropped":
             continue
         if entry.section == "evidence" and user_index is not None:
-            entry.message_indices = [user_index]
+            indices = [user_index]
         else:
-            entry.message_indices = where.get((entry.section, entry.id), [])
+            indices = where.get((entry.section, entry.id), [])
+        # what pydantic's ``__setattr__`` does for a plain field of a model that validates no assignment
+        entry.__dict__["message_indices"] = indices
+        entry.__pydantic_fields_set__.add("message_indices")

@@ -293,10 +293,10 @@ class FastBuilder(TemplateEdges, Builder):
         (``MergedUserTurns.stretch``), each just before the kept turns and those of the list before it, as far
         as each keeps the count below the allowance by more than ``NEAR_ALLOWANCE`` (no count decides them): the
         history fill keeps them all. ``None`` or empty where it asks turn by turn (``attempt``)."""
-        figures = self._stretch(t, True)
+        total, limit = self.tokens, self.budget - NEAR_ALLOWANCE
+        figures = self._stretch(t, True, limit - total)
         if not figures:
             return figures
-        total, limit = self.tokens, self.budget - NEAR_ALLOWANCE
         for n, marginal in enumerate(figures):
             total += marginal
             if total >= limit:
@@ -308,14 +308,14 @@ class FastBuilder(TemplateEdges, Builder):
         whatever it adds), where they are figured a stretch at a time; ``None`` or empty elsewhere."""
         return self._stretch(t, False)
 
-    def _stretch(self, t: int, beside: bool) -> list[int] | None:
+    def _stretch(self, t: int, beside: bool, room: int | None = None) -> list[int] | None:
         if not self._open_ended(t):
             return None
         seams = self._seams()
         if seams is None:
             return None
         try:
-            return seams.stretch(t, self.selection, beside)
+            return seams.stretch(t, self.selection, beside, room)
         except Exception:  # noqa: BLE001 - a text the shortcut did not foresee: asked turn by turn
             return None
 

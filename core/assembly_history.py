@@ -25,12 +25,19 @@ def fill_history(b: Builder, budget: int) -> tuple[int, int]:
     trace = b.trace
     t = len(ids) - 1  # the next turn to weigh (its rank: len(ids) - t)
     stretches = getattr(b, "fitting_turns", None)
+    plain = None  # every id a ``str``, as ``trace_entry`` checks (asked once, where a run is kept)
     while t >= 0:
         run = _fitting(b, t, budget) or (stretches is not None and _stretch_run(b, t, stretches(t)))
         if run:
+            if plain is None:
+                plain = MADE_OK and all(i.__class__ is str for i in ids)
             for turn, marginal, total in run:
-                trace.append(trace_entry("history", ids[turn], "kept", marginal,
-                                         f"fits: {total} of {budget} tokens after it", rank=len(ids) - turn))
+                reason = f"fits: {total} of {budget} tokens after it"
+                if plain and marginal.__class__ is int:
+                    trace.append(_made("history", ids[turn], "kept", marginal, reason, len(ids) - turn, None, None,
+                                       ITEM_FIELDS))
+                else:
+                    trace.append(trace_entry("history", ids[turn], "kept", marginal, reason, rank=len(ids) - turn))
             b.take(b.selection.add(turns=b.selection.turns + tuple(turn for turn, _, _ in run)), run[-1][2])
             t -= len(run)
             continue

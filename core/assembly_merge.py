@@ -158,10 +158,13 @@ class MergedUserTurns:
             self._table(table, t, low, selection)
         return table[t]
 
-    def stretch(self, t: int, selection: Selection, beside: bool) -> list[int]:
+    def stretch(self, t: int, selection: Selection, beside: bool, room: int | None = None) -> list[int]:
         """What turns ``t``, ``t - 1``, ... add, as far as each is figured: with ``beside``, each is asked just
         before the kept turns and those of the list before it (the fill, keeping each in turn); without, each
-        beside the kept turns, past the first misfit. Empty where ``t`` is not asked so."""
+        beside the kept turns, past the first misfit. Empty where ``t`` is not asked so. With ``room``, it stops
+        after the turn whose figure brings the sum to ``room`` or past it (the fill keeps none after it), and
+        figures the next turns in batches sized from the figures so far: a history whose newest turns fill the
+        allowance is not figured beside them to its oldest turn (those are figured once, past the misfit)."""
         low = self._kept_from(selection)
         if low is None or t >= low or (low == t + 1) != beside:
             return []
@@ -170,28 +173,36 @@ class MergedUserTurns:
         if table is None:
             table = self._tables[key] = {}
         out: list[int] = []
+        total = 0
         while t >= 0:
             value = table.get(t, table)
             if value is table:  # not figured yet
                 turn = self.turns[t]
                 if len(turn) != 1 or turn[0].role != "user":
                     break
-                self._table(table, t, t + 1 if beside else low, selection)  # beside: each turn's seam is the next's
+                want = None
+                if room is not None and out and total > 0:  # about as many as the room left holds, and a few more
+                    want = (room - total) * len(out) // total + 4
+                self._table(table, t, t + 1 if beside else low, selection, want)  # beside: each seam is the next's
                 value = table[t]
             if value is None:
                 break
             out.append(value)
+            total += value
+            if room is not None and total >= room:
+                break
             t -= 1
         return out
 
-    def _table(self, table: dict[int, int | None], t: int, low: int, selection: Selection) -> None:
-        """Figure ``t`` and the single-message turns before it, as many as ``table`` holds already (at least
-        16): the next ones the fill asks, in the order it asks them, so the work done stays within twice the
-        turns asked. Just before the kept turns (``low == t + 1``) each turn's seam is the first word of the
-        turn after it; below the first misfit every turn's seam is ``low``'s."""
+    def _table(self, table: dict[int, int | None], t: int, low: int, selection: Selection,
+               want: int | None = None) -> None:
+        """Figure ``t`` and the single-message turns before it, ``want`` of them (at least 16), else as many as
+        ``table`` holds already (at least 16): the next ones the fill asks, in the order it asks them, so the work
+        done stays within twice the turns asked. Just before the kept turns (``low == t + 1``) each turn's seam
+        is the first word of the turn after it; below the first misfit every turn's seam is ``low``'s."""
         self._middle_texts()
         beside = low == t + 1
-        asked, s, most = [], t, max(16, len(table))
+        asked, s, most = [], t, max(16, len(table) if want is None else want)
         while s >= 0 and len(asked) < most and s not in table:
             turn = self.turns[s]
             if len(turn) != 1 or turn[0].role != "user":

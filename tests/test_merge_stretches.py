@@ -64,6 +64,36 @@ def test_a_stretch_that_runs_on_past_its_first_chunk_is_figured_beside_each_next
            "max_new_tokens": 8, "margin": 0, "fill_order": ["history", "evidence"]}, 1.0, 1)
 
 
+def test_the_fill_figures_its_stretch_only_as_far_as_the_allowance_reaches():
+    """A long history of single messages whose newest few fill the allowance: the fill figures its turns (each just
+    before the kept ones) only about as far as the room left holds, not on to the oldest turn (past the misfit,
+    every older turn is figured once more, beside the kept ones); the result is still the reference's."""
+    from core.assembly_fast import FastBuilder
+
+    words = ["Budget", "token", "window", "chunk", "disk", "rollback", "index", "ticket"]
+    history = [{"role": "user", "content": " ".join(words[(t + k) % 8] for k in range(12)) + ".", "id": f"t{t}"}
+               for t in range(300)]
+    request = parse_request({"instructions": "Answer briefly.", "current": "What changed?", "history": history,
+                             "evidence": [], "context_limit": 900, "max_new_tokens": 8, "margin": 0})
+    built: list = []
+    original = FastBuilder.fitting_turns
+
+    def fitting_turns(self, t):
+        built.append(self)
+        return original(self, t)
+
+    FastBuilder.fitting_turns = fitting_turns
+    try:
+        fast = assemble(request, make_counter())
+    finally:
+        FastBuilder.fitting_turns = original
+    assert fast.counting_note is None and fast.to_json() == assemble(request, make_counter(), reference=True).to_json()
+    kept = fast.kept_turns
+    assert 10 < kept < 100, kept
+    beside = [table for key, table in built[0]._merged._tables.items() if key[0] == -1]
+    assert len(beside) == 1 and kept < len(beside[0]) <= kept + 24, (kept, len(beside[0]))
+
+
 def check(data: dict, share: float, nudge: int) -> None:
     counter = default_counter()
     roomy = assemble(parse_request(dict(data, context_limit=10 ** 6)), counter, reference=True)
