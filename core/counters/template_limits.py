@@ -16,6 +16,8 @@ import threading
 import time
 from typing import Any
 
+from .template_sandbox import fast_getattr
+
 MAX_RENDER_SECONDS = 10.0
 MAX_RENDER_CHARS = 32 << 20  # the output limit for a conversation of up to a quarter of this
 OUTPUT_PER_INPUT = 4  # and for a longer one (a 10M-token window's request): this many times its own characters,
@@ -45,6 +47,9 @@ def _guard(template) -> None:
     def guarded_getattr(obj, attribute):
         _check()
         return getattr_(obj, attribute)
+
+    # the sandbox's verdicts remembered, the deadline checked every ``CHECK_EVERY`` lookups
+    guarded_getattr = fast_getattr(environment, getattr_, _check) or guarded_getattr
 
     def guarded_getitem(obj, argument):
         _check()
