@@ -437,3 +437,28 @@ def test_a_pinned_section_with_a_share_gets_room_for_its_pins_first():
         pins = sum(e.tokens for e in result.trace if e.section == "constraints")
         # everything is pinned, so the pins' count is the whole prompt's; the share is of what is left
         assert allowance == pins + math.floor(0.1 * (1000 - result.input_tokens))
+
+
+def test_a_plan_marks_what_the_template_leaves_out_as_the_reference_does(tmp_path):
+    """The emitted prompt's rendered text comes with its final count (``count_and_render_text``) and is what the
+    check for left-out items reads: a message a template skips is ``not rendered`` in the default's trace exactly
+    as in the reference's, under mistral and under an ``hf:`` template that leaves one out."""
+    import tokenizer_factory
+
+    skipping = ("{% for m in messages %}{% if 'SKIP' not in (m['content'] or '') %}<|im_start|>{{ m['role'] }}\n"
+                "{{ m['content'] }}<|im_end|>\n{% endif %}{% endfor %}"
+                "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    directory = tokenizer_factory.build_toy_tokenizer_dir(tmp_path / "tok", chat_template=skipping)
+    plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction="drop-oldest"),
+                                 SectionPlan("q", pinned=True)), budget_tokens=4096, reserve_output_tokens=64)
+    recent = [Message(role="user" if i % 2 == 0 else "assistant", id=f"m{i}",
+                      content=("SKIP this one" if i == 3 else f"Message {i} about the rollback plan."))
+              for i in range(8)]
+    data = {"system": [Message(role="system", content="Be brief.")], "recent": recent,
+            "q": [Message(role="user", content="What now?", id="q")]}
+    for spec in (f"hf:{directory}", None):
+        fast = ContextAssembler(plan, make_counter(spec)).assemble(data)
+        slow = ContextAssembler(plan, make_counter(spec), reference=True).assemble(data)
+        assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
+        skipped = [e for e in fast.trace if e.id == "m3"]
+        assert [e.decision for e in skipped] == (["not rendered"] if spec else ["kept"]), spec

@@ -332,7 +332,8 @@ class ContextAssembler:
             result.summaries = summaries  # type: ignore[attr-defined]
         from ..rendered import mark_not_rendered
 
-        return mark_not_rendered(result, self.counter, ids=counts.final_ids)
+        rendered = None if moved is not None else counts.final_text  # (the text of the messages counted)
+        return mark_not_rendered(result, self.counter, ids=counts.final_ids, rendered=rendered)
 
 
 def _entry(name: str, m: Message, decision: str, tokens: int, reason: str, indices: list[int] | None = None):

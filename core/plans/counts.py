@@ -158,6 +158,7 @@ class PlanCounts:
         """Before an error is raised: every count so far was complete, so there is nothing to check."""
 
     final_ids: list[int] | None = None  # the emitted prompt's token ids, where the counter kept them
+    final_text: str | None = None  # its rendered text, where its count gave it (``count_and_render_text``)
     _last_whole: tuple[dict, int] | None = None  # the prompt last counted whole by ``total`` and its count
     final_value: int | None = None  # the emitted prompt's count, once counted
 
@@ -178,7 +179,7 @@ class PlanCounts:
             value, self.final_ids = self._count_whole(messages)
         except CounterError as exc:
             raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
-        self.full_counts += 1 + self.counter.full_counts - before
+        self.full_counts += max(1, self.counter.full_counts - before)  # (a count that tallies itself: once)
         self.final_value = value
         return value
 
