@@ -64,13 +64,20 @@ def _guard(template) -> None:
 
     def render(*args: Any, **kwargs: Any) -> str:
         context = template.new_context(dict(*args, **kwargs))
+        given = context.get_all()
+        given = {"messages": given.get("messages"), "tools": given.get("tools")}  # (as given, before it renders)
         chunks: list[str] = []
         size = 0
-        limit = min(max(MAX_RENDER_CHARS, OUTPUT_PER_INPUT * _input_chars(context.get_all())), MAX_RENDER_CEILING)
+        # the conversation's own limit is worked out only when the output passes the fixed one (walking every
+        # string of the conversation costs about 3% of an ordinary render)
+        limit, grown = MAX_RENDER_CHARS, False
         _state.deadline = time.monotonic() + MAX_RENDER_SECONDS
         try:
             for chunk in template.root_render_func(context):
                 size += len(chunk)
+                if size > limit and not grown:
+                    grown = True
+                    limit = min(max(MAX_RENDER_CHARS, OUTPUT_PER_INPUT * _input_chars(given)), MAX_RENDER_CEILING)
                 if size > limit:
                     raise TemplateLimitExceeded(f"the template's output passed the {limit:,}-character limit for one "
                                                 "render")
