@@ -49,6 +49,20 @@ _validate_entry = TraceEntry.__pydantic_validator__.validate_python
 
 
 _new, _set = object.__new__, object.__setattr__
+
+
+def _slot_setter(name: str):
+    """The setter of pydantic's instance slot ``name`` (its descriptor's ``__set__``: what ``object.__setattr__``
+    finds by name each time), or ``object.__setattr__`` by name where this pydantic keeps it elsewhere."""
+    for klass in TraceEntry.__mro__:
+        descriptor = vars(klass).get(name)
+        if descriptor is not None and hasattr(descriptor, "__set__"):
+            return descriptor.__set__
+    return lambda obj, value: _set(obj, name, value)
+
+
+_set_dict, _set_fields = _slot_setter("__dict__"), _slot_setter("__pydantic_fields_set__")
+_set_extra, _set_private = _slot_setter("__pydantic_extra__"), _slot_setter("__pydantic_private__")
 ITEM_FIELDS = frozenset(("section", "id", "decision", "tokens", "reason", "rank"))  # a history turn's entry
 PASSAGE_FIELDS = ITEM_FIELDS | {"score", "source"}  # a passage's
 REQUIRED_FIELDS = ITEM_FIELDS - {"rank"}  # a required item's
@@ -61,17 +75,17 @@ def _made(section: str, id: str, decision: str, tokens: int, reason: str, rank: 
     values of the exact types the schema gives (``trace_entry`` checks them; a batched walk checks them once per
     request), where ``MADE_OK``."""
     entry = _new(TraceEntry)
-    _set(entry, "__dict__", {"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason,
-                             "rank": rank, "score": score, "source": source, "message_indices": []})
+    _set_dict(entry, {"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason,
+                      "rank": rank, "score": score, "source": source, "message_indices": []})
     fields = set(ITEM_FIELDS)  # 16 slots for up to 9 names (``set(given)`` of 8 sizes its table for 32: 728 bytes)
     if given is PASSAGE_FIELDS:
         fields.add("score")
         fields.add("source")
     elif given is not ITEM_FIELDS:
         fields = set(given)
-    _set(entry, "__pydantic_fields_set__", fields)
-    _set(entry, "__pydantic_extra__", {})
-    _set(entry, "__pydantic_private__", None)
+    _set_fields(entry, fields)
+    _set_extra(entry, {})
+    _set_private(entry, None)
     return entry
 
 
