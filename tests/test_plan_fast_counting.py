@@ -456,8 +456,24 @@ def test_a_plan_marks_what_the_template_leaves_out_as_the_reference_does(tmp_pat
               for i in range(8)]
     data = {"system": [Message(role="system", content="Be brief.")], "recent": recent,
             "q": [Message(role="user", content="What now?", id="q")]}
+    import core.rendered
+
+    given: list = []
+    original = core.rendered.mark_not_rendered
+
+    def spy(result, counter, **kwargs):
+        given.append(kwargs.get("rendered"))
+        return original(result, counter, **kwargs)
+
     for spec in (f"hf:{directory}", None):
-        fast = ContextAssembler(plan, make_counter(spec)).assemble(data)
+        given.clear()
+        core.rendered.mark_not_rendered = spy
+        try:
+            fast = ContextAssembler(plan, make_counter(spec)).assemble(data)
+        finally:
+            core.rendered.mark_not_rendered = original
+        counter = make_counter(spec)
+        assert given and given[-1] == counter.render_text(fast.messages, fast.tools)  # the text counted, given
         slow = ContextAssembler(plan, make_counter(spec), reference=True).assemble(data)
         assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
         skipped = [e for e in fast.trace if e.id == "m3"]

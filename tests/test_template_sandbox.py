@@ -112,7 +112,10 @@ HOSTILE = {
     "loop internals": "{% for m in messages %}{{ loop.__class__ }}{{ loop.index }}{% endfor %}",
     "method as value": "{{ messages[0].content.upper() }}{{ messages[0].items() | list }}",
     "missing attribute": "{{ messages[0].nothing is defined }}{{ messages[0].content.nothing is defined }}",
-    "key named as a dict method": "{{ messages[0].items is defined }}{{ messages[0].get('role') }}",
+    # a JSON schema's "items" key read as an attribute: the dict's method, as jinja2 has it, not the key
+    "key named as a dict method": ("{% set tags = tools[0].function.parameters.properties.tags %}"
+                                   "{{ tags.items is mapping }}{{ tags['items'].type }}{{ tags.get('type') }}"
+                                   "{{ tags.type }}{{ messages[0].get('role') }}"),
     "attr filter": "{{ messages[0] | attr('role') }}{{ messages[0] | attr('__class__') }}",
 }
 
@@ -122,8 +125,12 @@ def test_what_the_sandbox_refuses_is_refused_the_same_way(tmp_path, label):
     directory = tokenizer_factory.build_toy_tokenizer_dir(tmp_path / "tok", chat_template=HOSTILE[label])
     counter = make_counter(f"hf:{directory}")
     messages = [ChatMessage(role="user", content="hello {there}")]
-    fast, stock = outcome(counter, messages, []), stock_render(counter, messages, [])
+    tools = [ToolDefinition(name="tag", parameters={"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}}}})]
+    fast, stock = outcome(counter, messages, tools), stock_render(counter, messages, tools)
     assert same(fast, stock), (fast, stock)
+    if label == "key named as a dict method":
+        assert fast == "Falsestringarrayarrayuser", fast
     if label in ("dunder of a dict", "dunder of a str", "namespace dunder", "loop internals", "format escape",
                  "attr filter"):  # an undefined value, printed as nothing, or the refusal of what is made of it
         assert "unsafe" in str(fast) if isinstance(fast, Exception) else "class" not in fast
@@ -142,7 +149,8 @@ def test_a_subclassed_environment_keeps_its_own_lookup():
 
 def test_a_template_that_only_reads_attributes_is_still_stopped_at_the_deadline(tmp_path, monkeypatch):
     monkeypatch.setattr(template_limits, "MAX_RENDER_SECONDS", 0.5)
-    spin = ("{% set ns = namespace(x=0) %}{% for a in range(100000) %}{% for b in range(100000) %}"
+    # (the range made once: a call is checked on its own, and this loop must be stopped by its lookups alone)
+    spin = ("{% set ns = namespace(x=0) %}{% set r = range(100000) %}{% for a in r %}{% for b in r %}"
             "{% if ns.x %}{% endif %}{% endfor %}{% endfor %}{{ messages[0].content }}")
     directory = tokenizer_factory.build_toy_tokenizer_dir(tmp_path / "tok", chat_template=spin)
     with pytest.raises(CounterError, match="longer than"):
