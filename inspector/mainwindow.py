@@ -111,6 +111,8 @@ class MainWindow(ControllerCalls, QMainWindow):
     def _restore_state(self) -> None:
         if self.persist:
             restore_window(self, self.settings, self._splitters())
+            self.requests.set_hidden_columns(self.settings.hidden_columns())
+            self.requests.columnsChanged.connect(self.settings.set_hidden_columns)
 
     def save_state(self) -> None:
         if self.persist:

@@ -114,9 +114,13 @@ def build_menus(w: MainWindow) -> None:
     _fill(file_menu, w.act_default_counter, w.act_cancel, None, w.act_quit)
     _fill(bar.addMenu("&Go"), w.act_filter, w.act_find_detail, w.act_next, w.act_prev)
     _fill(bar.addMenu("&Request"), w.act_reassemble, w.act_context_limit, None, w.act_run_experiment)
-    _fill(bar.addMenu("&View"), *w.act_tabs, None, w.act_replay, w.act_reset_replay, w.act_only_changes, None,
+    view_menu = bar.addMenu("&View")
+    _fill(view_menu, *w.act_tabs, None, w.act_replay, w.act_reset_replay, w.act_only_changes, None,
           w.act_session, w.act_experiments, w.act_sweep, None,
-          w.act_log)
+          w.act_log, None)
+    w.columns_menu = view_menu.addMenu("Request List &Columns")
+    w.columns_menu.aboutToShow.connect(lambda: w.requests.fill_columns_menu(w.columns_menu))
+    w.requests.fill_columns_menu(w.columns_menu)
     _fill(bar.addMenu("&Help"), w.act_help, w.act_demo, w.act_about)
 
 

@@ -99,6 +99,16 @@ class Settings:
     def clear_context_limit(self, model: str) -> None:
         self._store.remove(f"context_limits/{quote(model, safe='')}")
 
+    # ---- the requests list
+
+    def hidden_columns(self) -> list[str]:
+        """The names of the requests list's columns the person hid."""
+        value = self._store.value("requests/hidden_columns", [], type=list)
+        return [str(v) for v in value if v]
+
+    def set_hidden_columns(self, names: list[str]) -> None:
+        self._store.setValue("requests/hidden_columns", list(names))
+
     # ---- window state
 
     def geometry(self, key: str) -> QByteArray | None:

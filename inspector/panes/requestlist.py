@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, \
-    QStyleOptionViewItem, QTableView, QVBoxLayout, QWidget
+    QMenu, QStyleOptionViewItem, QTableView, QVBoxLayout, QWidget
 
 from ..document import Row
 from ..document.listing import listing
 from ..models import RequestFilterProxy, RequestListModel
+from .listcolumns import fill_columns_menu, hidden_names, hide_named
 
 SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
 MIN_COLUMN = 48  # no column is squeezed below this when the widest ones give up width
@@ -70,6 +71,7 @@ def column_widths(content: list[int], headers: list[int], flexible: list[bool], 
 
 class RequestListPane(QWidget):
     rowPicked = Signal(object)  # the Row the person made current, or None
+    columnsChanged = Signal(list)  # the names of the columns the person hid (``listcolumns``)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -117,6 +119,8 @@ class RequestListPane(QWidget):
         self._advance: dict[str, int] = {}  # a cell text's width
         self._padding: dict[tuple[int, bool], int] = {}  # the delegate's padding around a column's text
         header.sectionResized.connect(self._section_resized)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)  # which columns are shown
+        header.customContextMenuRequested.connect(self._header_menu)
         self._fitting = False
         self._filter_timer = QTimer(self)  # typing into a long list filters once per pause, not per key
         self._filter_timer.setSingleShot(True)
@@ -177,6 +181,24 @@ class RequestListPane(QWidget):
         if not self._fitting and column != self.model.columnCount() - 1 and QApplication.mouseButtons() \
                 != Qt.MouseButton.NoButton:
             self._sized = True
+
+    def fill_columns_menu(self, menu: QMenu) -> QMenu:
+        """``menu`` (the header's right-click menu, View > Request List Columns) with a checkable entry per column."""
+        return fill_columns_menu(menu, self.view, self._columns_changed)
+
+    def _header_menu(self, at) -> None:
+        menu = self.fill_columns_menu(QMenu(self))
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.view.horizontalHeader().mapToGlobal(at))
+
+    def set_hidden_columns(self, names: list[str]) -> None:
+        """Hide the columns named (as remembered from an earlier run); the others are shown."""
+        if hide_named(self.view, names):
+            self.fit_columns()
+
+    def _columns_changed(self) -> None:
+        self.fit_columns()
+        self.columnsChanged.emit(hidden_names(self.view))
 
     def fit_columns(self) -> None:
         """Every column as wide as its content (header included) when there is room; else the widest
