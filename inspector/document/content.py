@@ -147,7 +147,7 @@ def item_content(row: Row, section: str, item_id: str) -> ItemContent | None:
     if entry is None:
         return None
     fields: list[tuple[str, str]] = [("Section", section), ("Id", entry.id), ("Decision", entry.decision),
-                                     ("Tokens (marginal)", str(entry.tokens)), ("Reason", entry.reason)]
+                                     ("Tokens (marginal)", f"{entry.tokens:,}"), ("Reason", entry.reason)]
     if entry.rank is not None:
         fields.append(("Rank", str(entry.rank)))
     if entry.score is not None:
@@ -224,8 +224,8 @@ def section_summary(row: Row, section: str) -> ItemContent | None:
         counts[e.decision] = counts.get(e.decision, 0) + 1
     fields = [("Section", section), ("Items", str(len(entries))),
               ("Decisions", ", ".join(f"{n} {d}" for d, n in counts.items()) or "none"),
-              ("Tokens sent", str(sent)), ("Tokens dropped", str(dropped)),
+              ("Tokens sent", f"{sent:,}"), ("Tokens dropped", f"{dropped:,}"),
               ("Share of context limit", f"{100.0 * sent / result.context_limit:.1f}%" if result.context_limit else "-")]
-    lines = [f"{e.decision:>10}  {e.tokens:>6}  {e.id}  ({e.reason})" for e in entries]
+    lines = [f"{e.decision:>10}  {e.tokens:>7,}  {e.id}  ({e.reason})" for e in entries]
     return ItemContent(title=f"Section {section}", fields=fields, blocks=[("Items", "\n".join(lines))],
                        receipts=_receipts_for(result, None) if section == "evidence" else [])

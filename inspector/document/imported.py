@@ -20,6 +20,7 @@ import core
 from core.formats import FORMATS
 
 from .building import audit_result
+from .figures import figure, signed
 from .row import Row
 
 
@@ -254,20 +255,22 @@ def imported_fields(row: Row) -> list[tuple[str, str]]:
             fields.append((key, str(value)))
     if row.result is not None:
         r = row.result
-        fields.append(("Our count", f"{r.input_tokens} input tokens ({extra.get('count_basis', 'as recorded')})"))
+        basis = extra.get("count_basis", "as recorded")
+        fields.append(("Our count", f"{figure(r.input_tokens)} input tokens ({basis})"))
     if recorded.input_tokens is not None:
-        out = f", {recorded.output_tokens} output" if recorded.output_tokens is not None else ""
-        fields.append(("Provider reported", f"{recorded.input_tokens} input tokens{out}"))
+        out = f", {figure(recorded.output_tokens)} output" if recorded.output_tokens is not None else ""
+        fields.append(("Provider reported", f"{figure(recorded.input_tokens)} input tokens{out}"))
         if extra.get("count_drift") is not None:
             drift = extra["count_drift"]
             share = f", {100.0 * drift / recorded.input_tokens:+.1f}%" if recorded.input_tokens else ""
-            fields.append(("Drift (ours − theirs)", f"{drift:+d} tokens{share}"))
+            fields.append(("Drift (ours − theirs)", f"{signed(drift)} tokens{share}"))
     else:
         fields.append(("Provider reported", "not recorded in the file"))
     if recorded.finish_reason:
         fields.append(("Finish reason", recorded.finish_reason))
     if row.result is not None:
-        fields.append(("Context limit", f"{row.result.context_limit} ({extra.get('context_limit_source', '')})"))
+        source = extra.get("context_limit_source", "")
+        fields.append(("Context limit", f"{figure(row.result.context_limit)} ({source})"))
         reserve_source = extra.get("max_new_tokens_source", "")
         if reserve_source == "given" and output_reserve(request) == DEFAULT_OUTPUT_RESERVE:
             reserve_source = f"not recorded in the file: the inspector's default of {DEFAULT_OUTPUT_RESERVE}"

@@ -9,6 +9,7 @@ from typing import Any
 
 import core
 
+from .figures import figure, signed
 from .imported import counter_text
 from .row import Row
 
@@ -52,7 +53,8 @@ def _pending_listing(row: Row, summary: core.RowSummary) -> Listing:
     dropped = summary.dropped or 0
     file_name = row.file_name
     counter = row.counter_name or ""
-    texts = (row.label, strategy, "", counter, "…" if tokens is None else f"{tokens} / {budget}", "", "…",
+    shown = "…" if tokens is None else f"{figure(tokens)} / {figure(budget)}"
+    texts = (row.label, strategy, "", counter, shown, "", "…",
              "…" if summary.dropped is None else str(dropped), "not read yet",
              file_name if row.line is None else f"{file_name}:{row.line}")
     keys = (row.label.lower(), strategy.lower(), "", counter.lower(), tokens if tokens is not None else -1,
@@ -81,9 +83,10 @@ def _read_listing(row: Row, result: core.AssemblyResult) -> Listing:
         audit = ", ".join(parts)
     basis = core.bar_basis(result)
     if basis.provider:
-        tokens = f"{basis.input_tokens} / {result.input_budget} (provider; ours ≈{basis.ours})"
+        tokens = (f"{figure(basis.input_tokens)} / {figure(result.input_budget)} "
+                  f"(provider; ours ≈{figure(basis.ours)})")
     else:
-        tokens = f"{result.input_tokens} / {result.input_budget}"
+        tokens = f"{figure(result.input_tokens)} / {figure(result.input_budget)}"
     file_name = row.file_name
     counter = counter_text(row)
     strategy = result.strategy
@@ -105,7 +108,7 @@ def cell_text(row: Row, col: int) -> str:
     if col == C_COUNTER:
         return counter_text(row)
     if col == C_DRIFT:
-        return f"{row.count_drift:+d}" if row.count_drift is not None else ""
+        return signed(row.count_drift) if row.count_drift is not None else ""
     if col == C_TOKENS:
         if row.kind == "rejected":
             short = row.short_by
@@ -114,8 +117,8 @@ def cell_text(row: Row, col: int) -> str:
             return "…" if row.pending else "-"
         basis = core.bar_basis(row.result) if row.result is not None else None
         if basis is not None and basis.provider:  # our count is an estimate: the provider's figure, as the bar
-            return f"{basis.input_tokens} / {row.allowance} (provider; ours ≈{basis.ours})"
-        return f"{row.input_tokens} / {row.allowance}"
+            return f"{figure(basis.input_tokens)} / {figure(row.allowance)} (provider; ours ≈{figure(basis.ours)})"
+        return f"{figure(row.input_tokens)} / {figure(row.allowance)}"
     if col == C_KEPT:
         return str(row.kept_count) if row.result is not None else "…" if row.pending else "-"
     if col == C_DROPPED:

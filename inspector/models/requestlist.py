@@ -12,6 +12,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from .. import theme
 from ..document import Row
 from ..document import listing as lists
+from ..document.figures import figure, signed
 from .roles import ModelIndex, RIGHT, ROW_ROLE, SORT_ROLE
 
 
@@ -144,7 +145,8 @@ class RequestListModel(QAbstractTableModel):
                 return row.where
             if col == self.C_DRIFT and row.count_drift is not None:
                 theirs = (row.result.model_extra or {}).get("provider_input_tokens")
-                return f"ours {row.input_tokens} − provider {theirs} = {row.count_drift:+d} input tokens"
+                return (f"ours {figure(row.input_tokens)} − provider {figure(theirs)} = "
+                        f"{signed(row.count_drift)} input tokens")
             if col == self.C_FORMAT and row.format_name:
                 return f"Read as {row.format_name}"
             if col == self.C_COUNTER and row.result is not None and row.result.counter is not None:

@@ -74,10 +74,10 @@ def change_text(change: ItemChange | None) -> str:
     style = theme.change_style(change.kind)
     delta = sent_delta(change)
     if style is None:  # the same decision: only a shift of its marginal cost, if any
-        return f"{delta:+d}" if delta else ""
+        return f"{delta:+,d}" if delta else ""
     if change.kind == "changed":
-        return f"{style.glyph} {change.decision_before} → {change.decision_after} {delta:+d}"
-    return f"{style.glyph} {change.kind} {delta:+d}"
+        return f"{style.glyph} {change.decision_before} → {change.decision_after} {delta:+,d}"
+    return f"{style.glyph} {change.kind} {delta:+,d}"
 
 
 class SectionTreeModel(QAbstractItemModel):
@@ -243,14 +243,14 @@ class SectionTreeModel(QAbstractItemModel):
                                  sorted(counts.items(), key=lambda kv: core.DECISIONS.index(kv[0])
                                         if kv[0] in core.DECISIONS else 99))
             if col == self.C_TOKENS:
-                return f"{node.sent} sent · {node.dropped} dropped" if node.dropped else f"{node.sent} sent"
+                return f"{node.sent:,} sent · {node.dropped:,} dropped" if node.dropped else f"{node.sent:,} sent"
             if col == self.C_CHANGE:
                 return self._section_change(node)
             return ""
         if role == Qt.ItemDataRole.DecorationRole and col == self.C_NAME:
             return theme.section_icon(node.section)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (f"{theme.section_title(node.section)}: {node.sent} tokens sent, {node.dropped} dropped, "
+            return (f"{theme.section_title(node.section)}: {node.sent:,} tokens sent, {node.dropped:,} dropped, "
                     f"{len(node.items)} items")
         if role == Qt.ItemDataRole.TextAlignmentRole and col == self.C_TOKENS:
             return RIGHT
@@ -267,7 +267,7 @@ class SectionTreeModel(QAbstractItemModel):
         parts = [f"{theme.CHANGE_STYLES[k].glyph}{n}" for k, n in counts.items() if k in theme.CHANGE_STYLES]
         delta = node.sent - node.sent_before
         if delta:
-            parts.append(f"{delta:+d} sent")
+            parts.append(f"{delta:+,d} sent")
         return " ".join(parts)
 
     def _item_name(self, entry: core.TraceEntry) -> str:
@@ -290,7 +290,7 @@ class SectionTreeModel(QAbstractItemModel):
                     return f"— not in the replay (was {entry.decision})"
                 return theme.decision_text(entry.decision)
             if col == self.C_TOKENS:
-                return str(entry.tokens)
+                return f"{entry.tokens:,}"
             if col == self.C_CHANGE:
                 return change_text(change)
             if col == self.C_REASON:
@@ -316,7 +316,7 @@ class SectionTreeModel(QAbstractItemModel):
                         f"replayed: {change.decision_after or 'absent'} ({change.tokens_after} tokens)")
             if col == self.C_SOURCE and entry.source:
                 return entry.source
-            tip = f"{entry.id}: {entry.decision}, {entry.tokens} tokens. {entry.reason}"
+            tip = f"{entry.id}: {entry.decision}, {entry.tokens:,} tokens. {entry.reason}"
             return f"{tip}\n{theme.PRICED_ALONE}" if entry.decision == "dropped" and not item.gone else tip
         if role == Qt.ItemDataRole.TextAlignmentRole and col == self.C_TOKENS:
             return RIGHT

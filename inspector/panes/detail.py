@@ -72,10 +72,11 @@ def row_content(row: Row, counter_name: str | None) -> ItemContent:
         fields.append(("Re-assembled from", f"{row.derived_from.label} ({row.derived_from.format_name})"))
     if row.result is not None:
         r = row.result
-        fields += [("Input tokens", f"{r.input_tokens} of {r.input_budget} allowed")]
+        fields += [("Input tokens", f"{r.input_tokens:,} of {r.input_budget:,} allowed")]
         if row.imported is None:  # an imported request's limit is listed above, with where it came from
-            fields.append(("Context limit", f"{r.context_limit} (output reserve {r.max_new_tokens}, margin {r.margin})"))
-        fields += [("Free", str(r.remaining_tokens)),
+            fields.append(("Context limit", f"{r.context_limit:,} (output reserve {r.max_new_tokens:,}, "
+                                            f"margin {r.margin:,})"))
+        fields += [("Free", f"{r.remaining_tokens:,}"),
                    ("Items", f"{row.kept_count} sent, {row.dropped_count} dropped"),
                    ("Audit", row.status_text()),
                    ("Counted with", (r.counter.name if r.counter else None) or row.counter_name or "not recorded")]

@@ -11,6 +11,7 @@ import core
 
 from ..document import Row
 from ..document.imported import format_title
+from ..document.figures import figure, signed
 from ..turns import in_a_later_turn
 from .elidedlabel import ElidedLabel
 
@@ -151,23 +152,25 @@ class StatusLine:
 
     def show_tokens(self, row: Row | None, replayed: Row | None) -> None:
         if replayed is not None and replayed.result is not None:
-            recorded = f" (recorded {row.input_tokens} / {row.allowance})" if row is not None and \
+            recorded = f" (recorded {figure(row.input_tokens)} / {figure(row.allowance)})" if row is not None and \
                 row.input_tokens is not None else ""
-            self.tokens_label.setText(f"Replayed: input {replayed.result.input_tokens} / "
-                                      f"{replayed.result.input_budget} tokens{recorded}")
+            self.tokens_label.setText(f"Replayed: input {figure(replayed.result.input_tokens)} / "
+                                      f"{figure(replayed.result.input_budget)} tokens{recorded}")
         elif row is not None and row.input_tokens is not None:
             if row.kind == "rejected":
-                self.tokens_label.setText(f"Rejected: needs {row.input_tokens}, allowance {row.allowance}")
+                self.tokens_label.setText(f"Rejected: needs {figure(row.input_tokens)}, "
+                                          f"allowance {figure(row.allowance)}")
             elif row.count_drift is not None:
                 theirs = (row.result.model_extra or {}).get("provider_input_tokens")
                 if core.bar_basis(row.result).provider:  # ours is an estimate: the provider's figure first
-                    self.tokens_label.setText(f"Input {theirs} / {row.allowance} tokens (the provider's) · our "
-                                              f"estimate {row.input_tokens} · drift {row.count_drift:+d}")
+                    self.tokens_label.setText(f"Input {figure(theirs)} / {figure(row.allowance)} tokens (the "
+                                              f"provider's) · our estimate {figure(row.input_tokens)} · drift "
+                                              f"{signed(row.count_drift)}")
                 else:
-                    self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens · provider "
-                                              f"{theirs} · drift {row.count_drift:+d}")
+                    self.tokens_label.setText(f"Input {figure(row.input_tokens)} / {figure(row.allowance)} tokens · "
+                                              f"provider {figure(theirs)} · drift {signed(row.count_drift)}")
             else:
-                self.tokens_label.setText(f"Input {row.input_tokens} / {row.allowance} tokens")
+                self.tokens_label.setText(f"Input {figure(row.input_tokens)} / {figure(row.allowance)} tokens")
         else:
             self.tokens_label.setText("")
         # a result the fast count handed to the reference method says so (and why, on hover)

@@ -204,7 +204,7 @@ def test_item_content_shows_original_text(counter, fixtures_dir):
     assert len(history.blocks) == len(turn)
     assert turn[0].content in history.blocks[0][1]
     summary = section_summary(row, "evidence")
-    assert ("Tokens sent", str(row.result.sent_tokens_by_section()["evidence"])) in summary.fields
+    assert ("Tokens sent", f'{row.result.sent_tokens_by_section()["evidence"]:,}') in summary.fields
 
 
 def test_window_receipts_are_shown_for_their_item(counter, fixtures_dir):
@@ -244,3 +244,28 @@ def test_pinned_and_summarised_have_their_own_glyphs(qtmodeltester, fixtures_dir
     assert model.index_for("evidence", "rb-latency", SectionTreeModel.C_DECISION).data() == "Σ summarised"
     section = model.index_for("evidence", None, SectionTreeModel.C_DECISION).data()
     assert "Σ 1 summarised" in section and "✓ 4 kept" in section and "✕ 1 dropped" in section
+
+
+def test_token_figures_are_written_with_thousands_separators_as_the_bar_writes_them(counter, tmp_path):
+    """The tree, its tooltips and the item pane write 1,234 as the budget bar and its axes do (a 200k-token
+    request read "199712 sent" beside a bar that said "199,712")."""
+    words = " ".join(f"word{i % 97} and" for i in range(900))
+    request = core.parse_request({"id": "big", "instructions": "Answer.", "current": "What?", "history": [],
+                                  "evidence": [{"id": "p1", "source": "doc.md", "score": 0.9, "text": words}],
+                                  "context_limit": 8192, "max_new_tokens": 64, "margin": 8})
+    result = core.assemble(request, counter)
+    entry = next(e for e in result.trace if e.section == "evidence")
+    assert entry.tokens >= 1000
+    model = SectionTreeModel()
+    model.set_result(result)
+    section = next(model.index(s, 0) for s in range(model.rowCount())
+                   if model.index(s, 0).data(SECTION_ROLE) == "evidence")
+    sent = result.sent_tokens_by_section()["evidence"]
+    assert model.index(section.row(), SectionTreeModel.C_TOKENS).data() == f"{sent:,} sent"
+    assert f"{sent:,} tokens sent" in section.data(Qt.ItemDataRole.ToolTipRole)
+    assert _tree_items(model)[("evidence", "p1")]["tokens_text"] == f"{entry.tokens:,}"
+    path = tmp_path / "big.result.json"
+    path.write_text(result.to_json(), encoding="utf-8")
+    row = _rows(path, counter)[0]
+    assert dict(item_content(row, "evidence", "p1").fields)["Tokens (marginal)"] == f"{entry.tokens:,}"
+    assert dict(section_summary(row, "evidence").fields)["Tokens sent"] == f"{sent:,}"

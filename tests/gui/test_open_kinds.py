@@ -128,7 +128,7 @@ def test_request_list_with_rows_not_read_yet_passes_the_model_tester(qtmodeltest
     first = index.rows[0]
     assert model.index(0, model.C_LABEL).data() == first.label
     assert model.index(0, model.C_STRATEGY).data() == first.strategy
-    assert model.index(0, model.C_TOKENS).data() == f"{first.input_tokens} / {first.input_budget}"
+    assert model.index(0, model.C_TOKENS).data() == f"{first.input_tokens:,} / {first.input_budget:,}"
     assert model.index(0, model.C_DROPPED).data() == str(first.dropped)
     assert model.index(0, model.C_KEPT).data() == "…"
     assert model.index(0, model.C_AUDIT).data() == "not read yet"

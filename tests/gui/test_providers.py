@@ -36,7 +36,7 @@ def tree_items(window) -> list[tuple[str, str, str, int]]:
         for r in range(model.rowCount(parent)):
             index = model.index(r, 0, parent)
             out.append((index.data(SECTION_ROLE), index.data(ITEM_ID_ROLE), index.data(),
-                        int(model.index(r, SectionTreeModel.C_TOKENS, parent).data())))
+                        int(model.index(r, SectionTreeModel.C_TOKENS, parent).data().replace(",", ""))))
     return out
 
 
@@ -63,7 +63,7 @@ def test_each_provider_fixture_opens_one_counted_row_per_model_call(name, open_a
         # the Format column names the format the call was read as; the Drift column is core's count_drift
         assert model.index(number, model.C_FORMAT).data() == request.recorded.format
         drift = (expected.model_extra or {}).get("count_drift")
-        assert model.index(number, model.C_DRIFT).data() == (f"{drift:+d}" if drift is not None else "")
+        assert model.index(number, model.C_DRIFT).data() == (f"{drift:+,}" if drift is not None else "")
         if drift is not None:
             assert model.index(number, model.C_DRIFT).data(Qt.ItemDataRole.TextAlignmentRole) is not None
         window.select_row(row)
@@ -83,8 +83,8 @@ def test_each_provider_fixture_opens_one_counted_row_per_model_call(name, open_a
             assert fields["Trace id"] == request.recorded.trace_id
             assert fields["Span id"] == request.recorded.span_id
         if drift is not None:
-            assert fields["Drift (ours − theirs)"].startswith(f"{drift:+d} tokens")
-            assert f"drift {drift:+d}" in window.tokens_label.text()
+            assert fields["Drift (ours − theirs)"].startswith(f"{drift:+,} tokens")
+            assert f"drift {drift:+,}" in window.tokens_label.text()
         assert f"read as {request.recorded.format}" in window.file_label.text()
         # the budget bar: the counted input against the limit core assumed, the provider's figure beside it
         assert window.bar.sent_by_section() == {k: v for k, v in expected.sent_tokens_by_section().items() if v > 0}
