@@ -99,3 +99,17 @@ def test_the_analysis_finds_value_comparisons_between_messages(source, fields):
 
 def test_a_template_it_cannot_read_is_taken_to_compare():
     assert compared_fields("{% for m in messages %}", ENV) is None
+
+
+def test_a_template_is_read_once_per_process():
+    """Its compared fields depend on its text only: a counter made afresh for the same template (a replay in a worker,
+    a new window) does not parse it again."""
+    from core.counters import template_compare
+
+    source = "{% for m in messages %}{% if m.content == messages[-1].content %}x{% endif %}{% endfor %}"
+    template_compare._fields_of_source.cache_clear()
+    first = template_compare.fields_of_templates(source)
+    again = template_compare.fields_of_templates({"default": source})
+    assert first == again == frozenset({"content"})
+    info = template_compare._fields_of_source.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
