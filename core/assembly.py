@@ -30,7 +30,7 @@ from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
 from .render import QUESTION_PREFIX, exchange_id, render
-from .result import AssemblyResult, TraceEntry
+from .result import AssemblyResult, TraceEntry, set_message_indices
 
 
 class AssemblyStats(dict):
@@ -182,6 +182,4 @@ def _place(trace: list[TraceEntry], origins: list[tuple[str, str]], request: Req
             indices = [user_index]
         else:
             indices = where.get((entry.section, entry.id), [])
-        # what pydantic's ``__setattr__`` does for a plain field of a model that validates no assignment
-        entry.__dict__["message_indices"] = indices
-        entry.__pydantic_fields_set__.add("message_indices")
+        set_message_indices(entry, indices)

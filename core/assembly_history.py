@@ -30,14 +30,10 @@ def fill_history(b: Builder, budget: int) -> tuple[int, int]:
         run = _fitting(b, t, budget) or (stretches is not None and _stretch_run(b, t, stretches(t)))
         if run:
             if plain is None:
-                plain = MADE_OK and all(i.__class__ is str for i in ids)
+                plain = _plain_ids(ids, range(len(ids)))
             for turn, marginal, total in run:
-                reason = f"fits: {total} of {budget} tokens after it"
-                if plain and marginal.__class__ is int:
-                    trace.append(_made("history", ids[turn], "kept", marginal, reason, len(ids) - turn, None, None,
-                                       ITEM_FIELDS))
-                else:
-                    trace.append(trace_entry("history", ids[turn], "kept", marginal, reason, rank=len(ids) - turn))
+                trace.append(_turn_entry(plain, ids[turn], "kept", marginal,
+                                         f"fits: {total} of {budget} tokens after it", len(ids) - turn))
             b.take(b.selection.add(turns=b.selection.turns + tuple(turn for turn, _, _ in run)), run[-1][2])
             t -= len(run)
             continue
@@ -127,10 +123,21 @@ def _older(b: Builder, ids: list[str], stopped: int, rank: int) -> None:
     with what it would add (``_unchosen``), all for the one reason."""
     reason = f"older than {ids[stopped]}, which did not fit (history stops at the first misfit)"
     older = range(stopped - 1, -1, -1)
-    plain = MADE_OK and all(ids[t].__class__ is str for t in older)  # what ``trace_entry`` checks, at once
+    plain = _plain_ids(ids, older)
     trace = b.trace
     for (rank, t), marginal in zip(enumerate(older, start=rank + 1), _unchosen(b, older)):
-        if plain and marginal.__class__ is int:
-            trace.append(_made("history", ids[t], "dropped", marginal, reason, rank, None, None, ITEM_FIELDS))
-        else:
-            trace.append(trace_entry("history", ids[t], "dropped", marginal, reason, rank=rank))
+        trace.append(_turn_entry(plain, ids[t], "dropped", marginal, reason, rank))
+
+
+def _plain_ids(ids: list[str], turns: range) -> bool:
+    """Whether the entries of ``turns`` can be made without validation (``result._made``): what ``trace_entry`` checks
+    of an id, asked once for them all."""
+    return MADE_OK and all(ids[t].__class__ is str for t in turns)
+
+
+def _turn_entry(plain: bool, turn_id: str, decision: str, marginal: int, reason: str, rank: int):
+    """A history turn's trace entry: made directly where its values have the schema's types (``plain`` ids, an ``int``
+    figure), else through ``trace_entry``."""
+    if plain and marginal.__class__ is int:
+        return _made("history", turn_id, decision, marginal, reason, rank, None, None, ITEM_FIELDS)
+    return trace_entry("history", turn_id, decision, marginal, reason, rank=rank)

@@ -89,6 +89,14 @@ def _made(section: str, id: str, decision: str, tokens: int, reason: str, rank: 
     return entry
 
 
+def set_message_indices(entry: TraceEntry, indices: list[int]) -> None:
+    """``entry.message_indices = indices`` as pydantic's ``__setattr__`` does it for a plain field of a model that
+    validates no assignment (the value kept, the field marked set), without its Python around it: for indices that
+    are all ``int``, as the assemblers make them."""
+    entry.__dict__["message_indices"] = indices
+    entry.__pydantic_fields_set__.add("message_indices")
+
+
 def _state(entry: TraceEntry) -> tuple:
     return (type(entry), entry.__dict__, entry.__pydantic_fields_set__, entry.__pydantic_extra__,
             entry.__pydantic_private__, [type(v) for v in entry.__dict__.values()])

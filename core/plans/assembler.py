@@ -12,7 +12,7 @@ from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import AssemblyCancelled, CapabilityError, ContextBudgetError
 from ..neutralise import mark_result, neutralise_sections
-from ..result import NOT_SENT, AssemblyResult, trace_entry
+from ..result import NOT_SENT, AssemblyResult, set_message_indices, trace_entry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
 from .fastcounts import FastPlanCounts, repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
@@ -348,8 +348,7 @@ def _entry(name: str, m: Message, decision: str, tokens: int, reason: str, indic
         return trace_entry(name, m.id or "", decision, tokens, reason, **more, message_indices=indices)
     entry = trace_entry(name, m.id or "", decision, tokens, reason, **more)
     if indices is not None:
-        entry.__dict__["message_indices"] = list(indices)
-        entry.__pydantic_fields_set__.add("message_indices")
+        set_message_indices(entry, list(indices))
     return entry
 
 
