@@ -8,24 +8,9 @@ from typing import Any
 from ..contracts import ChatMessage
 from ..errors import CounterError
 from .counts import _UNSTABLE
-from .lists import _at, _back, _same_context, _same_run, _where_lists_part
+from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
 from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
                     _stand_in, tools_key)
-
-
-def _users_from(entries: list[Any]) -> int:
-    """Where the run of user messages that ends ``entries`` starts (``len(entries)`` when none ends it)."""
-    i = len(entries)
-    while i and entries[i - 1].role == "user":
-        i -= 1
-    return i
-
-
-def _moved(state: tuple, shift: tuple[int, int]) -> tuple:
-    """A walk state (``_back``'s) with its run starts' distances moved by ``shift``."""
-    previous, text, trail, last, previous_user = state
-    return (previous, text, None if trail is None else trail + shift[0], None if last is None else last + shift[1],
-            previous_user)
 
 
 class ChainCosts:
@@ -60,14 +45,14 @@ class ChainCosts:
         if resume is None:
             costs, states = self._walk(ctx, entries, 0, ctx[-1], None)
         elif resume[0] == len(entries) == len(cached[2]):  # the very list walked before: its costs
-            costs, states, self._walk_end = list(cached[3]), list(cached[4]), cached[5]
+            costs, states, self._walk_end = list(cached[3]), cached[4], cached[5]
         else:
             p, d, rejoin = resume
             old_costs, old_states = cached[3], cached[4]
             costs, states = self._walk(ctx, entries, p, old_states[p] if p < len(old_states) else cached[5],
                                        (old_costs, old_states, d, rejoin, cached[5]))
             if costs is not None:
-                costs, states = old_costs[:p] + costs, old_states[:p] + states
+                costs, states = old_costs[:p] + costs, old_states.head(p) + states
         if costs is not None and states is not None:
             end_state = self._walk_end
             kept = [r for r in records if r[2] is not cached[2]] if cached is not None else records
@@ -114,7 +99,7 @@ class ChainCosts:
                 after_seam, state)
 
     def _walk(self, ctx: tuple, entries: list[Any], k0: int, state: tuple, resume: tuple | None
-              ) -> tuple[list[int] | None, list[tuple] | None]:
+              ) -> tuple[list[int] | None, States | None]:
         """Costs of ``entries[k0:]`` and the walk's state before each, from ``state`` before entry ``k0``;
         with ``resume`` (the last list's costs and states, its offset and where the lists meet again), the
         last list's costs are taken over from the first entry whose state is the one it had there."""
@@ -129,7 +114,6 @@ class ChainCosts:
 
         costs: list[int] = []
         states: list[tuple] = []
-        users_from = None  # where the run of user messages ending the list starts, once asked
         text_count, text_of, scope, steps = self.counter.text_count, self._text, self._scope(), self._steps
         for k in range(k0, len(entries)):
             message = entries[k]
@@ -140,17 +124,18 @@ class ChainCosts:
                 if (was is not None and was[0] is previous and was[4] == previous_user
                         and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
                     self._walk_end = old_end
-                    return costs + old_costs[k + d:], states + old_states[k + d:]
+                    return costs + old_costs[k + d:], States.of(states) + old_states.tail(k + d)
                 if (was is not None and was[0] is previous and previous_user and was[4] and None not in
-                        (trail, last, was[2], was[3]) and k >= (users_from := users_from if users_from is not None
-                                                                  else _users_from(entries))):
-                    # inside a run of user messages that lasts to the end of both lists: where the run starts
-                    # moves nothing after here (each entry joins the run the last did), so the last list's costs
-                    # hold; its states and end state are the run's start moved to this list's
+                        (trail, last, was[2], was[3]) and old_end[2] is not None and old_end[2] >= len(entries) - k):
+                    # inside a run of user messages that lasts to the end of both lists (the entries from here are
+                    # the last list's from ``k + d``, and its closing run started at most ``len(entries) - k`` back
+                    # from its end): where the run starts moves nothing after here (each entry joins the run the last
+                    # did), so the last list's costs hold; its states and end state are the run's start moved to
+                    # this list's
                     shift = (n - trail) - was[2], (n - last) - was[3]
                     end = _moved(old_end, shift)
                     self._walk_end = end
-                    return costs + old_costs[k + d:], states + [_moved(x, shift) for x in old_states[k + d:]]
+                    return costs + old_costs[k + d:], States.of(states) + old_states.tail(k + d, shift)
             n = size + k
             states.append((previous, previous_text, None if trail is None else n - trail,  # (``_back``'s)
                            None if last is None else n - last, previous_user))
@@ -215,7 +200,7 @@ class ChainCosts:
             previous, previous_text = message, text
 
         self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
-        return costs, states
+        return costs, States.of(states)
 
     def _neighbours(self, name: str) -> tuple[Any, Any]:
         """The messages rendered just before and just after section ``name``."""

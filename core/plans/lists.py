@@ -63,3 +63,72 @@ def _same_context(a: tuple, b: tuple) -> bool:
         elif not (x is y or (isinstance(x, (str, bool, tuple)) and x == y)):
             return False
     return True
+
+
+def _moved(state: tuple, shift: tuple[int, int]) -> tuple:
+    """A walk state (``_back``'s) with its run starts' distances moved by ``shift``."""
+    previous, text, trail, last, previous_user = state
+    return (previous, text, None if trail is None else trail + shift[0], None if last is None else last + shift[1],
+            previous_user)
+
+
+class States:
+    """The states a chain walk had before each entry (``_back``'s), as pieces of the lists they were walked in:
+    ``(states, start, stop, shift)``, a piece's run distances moved by ``shift`` as it is read. A list that takes
+    over the last list's tail inside a run of user messages lasting to the end of both has that tail's states with
+    each run start moved: a piece, not a pass over the tail, so a strategy that drops entries one at a time from
+    the front of a long run asks each question in time independent of the run's length. Never changed once made."""
+
+    __slots__ = ("pieces", "size")
+    MOST_PIECES = 16  # past this many, the states are read into one list (a lookup walks the pieces)
+
+    def __init__(self, pieces: list[tuple[list, int, int, tuple[int, int] | None]]) -> None:
+        self.pieces = [p for p in pieces if p[2] > p[1]]
+        self.size = sum(stop - start for _, start, stop, _ in self.pieces)
+        if len(self.pieces) > self.MOST_PIECES:
+            self.pieces = [(self.read(0, self.size), 0, self.size, None)]
+
+    @classmethod
+    def of(cls, states: list[tuple]) -> States:
+        return cls([(states, 0, len(states), None)])
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, i: int) -> tuple:
+        if i < 0:
+            i += self.size
+        for seq, start, stop, shift in self.pieces:
+            if i < stop - start:
+                state = seq[start + i]
+                return state if shift is None else _moved(state, shift)
+            i -= stop - start
+        raise IndexError(i)
+
+    def read(self, start: int, stop: int) -> list[tuple]:
+        """The states from ``start`` to ``stop`` as a list."""
+        return [self[i] for i in range(start, stop)]
+
+    def head(self, p: int) -> States:
+        """The first ``p`` states."""
+        pieces, left = [], p
+        for seq, start, stop, shift in self.pieces:
+            if left <= 0:
+                break
+            pieces.append((seq, start, min(stop, start + left), shift))
+            left -= stop - start
+        return States(pieces)
+
+    def tail(self, i: int, shift: tuple[int, int] | None = None) -> States:
+        """The states from ``i`` on, their run distances moved by ``shift`` as well."""
+        pieces = []
+        for seq, start, stop, moved in self.pieces:
+            if i < stop - start:
+                if shift is not None:
+                    moved = shift if moved is None else (moved[0] + shift[0], moved[1] + shift[1])
+                pieces.append((seq, start + max(i, 0), stop, moved))
+            i -= stop - start
+        return States(pieces)
+
+    def __add__(self, other: States) -> States:
+        return States(self.pieces + other.pieces)
