@@ -6,11 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..contracts import ChatMessage
+from ..counters.base import TokenCounter
 from ..errors import CounterError
 from .counts import _UNSTABLE
 from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
-from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _plain, _seam_end, _seam_start,
+from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end, _seam_start,
                     _stand_in, tools_key)
+
+
+_TEXT_ROLES = ("user", "assistant")
+_NOTHING: dict = {}
 
 
 class ChainCosts:
@@ -35,13 +40,15 @@ class ChainCosts:
             return self._walk(ctx, entries, 0, ctx[-1], None)[0]
         # the last two lists walked (a commit asks about the committed list and the one it replaces, and
         # the strategy's last question is usually the list committed)
-        records = [r for r in self._chain_cache.get(name, ()) if r[0] == self._epoch and _same_context(r[1], ctx)]
+        records = [r for r in self._chain_cache.get(name, ())
+                   if r[0] == self._epoch and (r[1] is ctx or _same_context(r[1], ctx))]
         resume = cached = None
-        for record in records:
-            resume = _where_lists_part(record[2], entries)
-            if resume is not None:
-                cached = record
-                break
+        for record in records:  # the one to walk least from (a commit asks about the empty list, then the kept one)
+            found = _where_lists_part(record[2], entries)
+            if found is not None and (resume is None or found[2] - found[0] < resume[2] - resume[0]):
+                resume, cached = found, record
+                if found[2] - found[0] <= 8:  # near enough: the lists are not compared with the others
+                    break
         if resume is None:
             costs, states = self._walk(ctx, entries, 0, ctx[-1], None)
         elif resume[0] == len(entries) == len(cached[2]):  # the very list walked before: its costs
@@ -55,8 +62,11 @@ class ChainCosts:
                 costs, states = old_costs[:p] + costs, old_states.head(p) + states
         if costs is not None and states is not None:
             end_state = self._walk_end
-            kept = [r for r in records if r[2] is not cached[2]] if cached is not None else records
-            self._chain_cache[name] = [(self._epoch, ctx, list(entries), costs, states, end_state)] + kept[:1]
+            # the list walked first, then the two walked before it (a commit asks about the list it replaces, then
+            # about the one kept: the strategy's last, walked two questions ago), the very same list once
+            same = cached is not None and resume[0] == len(entries) == len(cached[2])
+            kept = [r for r in records if not (same and r is cached)][:2]
+            self._chain_cache[name] = [(self._epoch, ctx, list(entries), costs, states, end_state)] + kept
         return costs
 
     def _chain_context(self, name: str) -> tuple:
@@ -114,7 +124,9 @@ class ChainCosts:
 
         costs: list[int] = []
         states: list[tuple] = []
-        text_count, text_of, scope, steps = self.counter.text_count, self._text, self._scope(), self._steps
+        text_count, text_of, scope, steps, epoch = self.counter.text_count, self._text, self._scope(), self._steps, \
+            self._epoch
+        counted = self._counted_texts()
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -139,9 +151,11 @@ class ChainCosts:
             n = size + k
             states.append((previous, previous_text, None if trail is None else n - trail,  # (``_back``'s)
                            None if last is None else n - last, previous_user))
-            if not _plain(message):
+            text = message.content  # (``_plain``, inline: a walk takes this step for every entry)
+            if message.role not in _TEXT_ROLES or message.tool_calls or not text or text[0].isspace():
                 return None, None
-            text = self._carrying(message.content, blocks) if host == k else message.content
+            if host == k:
+                text = self._carrying(text, blocks)
             moves: list[Any] | None = None
             if message.role == "user":
                 new_trail = trail if previous_user else n
@@ -152,8 +166,9 @@ class ChainCosts:
                 old = trail if follow else last
                 new = new_trail if follow else new_last
                 fallback = later[0] if follow else None
-                old_first = item(old) if old is not None else fallback
-                new_first = (message if new == n else item(new)) if new is not None else fallback
+                old_first = (earlier[old] if old < size else entries[old - size]) if old is not None else fallback
+                new_first = (message if new == n else earlier[new] if new < size else entries[new - size]) \
+                    if new is not None else fallback
                 if stub_end:  # a prompt ending with anything but a user message is counted with an empty
                     # user turn after it, and that turn is then where the system text goes
                     if not previous_user:
@@ -179,8 +194,9 @@ class ChainCosts:
                         (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
                          _seam_start(text_of(moves[2]))) if moves is not None else None)
             hit = steps.get(step) if step is not None else None
+            # (a constant found unstable bumps the epoch: a step stored since, its key was not)
             if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
-                    and scope.get(hit[1]) != _UNSTABLE):
+                    and (hit[5] == epoch or scope.get(hit[1]) != _UNSTABLE)):
                 constant, key = hit[0], hit[1]
             else:
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
@@ -188,7 +204,7 @@ class ChainCosts:
                 if constant is None:
                     return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
-                    steps[step] = (constant, key, previous, message, after)
+                    steps[step] = (constant, key, previous, message, after, epoch)
             self._last_step = (key, moves is not None)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
@@ -196,11 +212,20 @@ class ChainCosts:
                     return None, None
                 costs.append(text_count(message.content) + placed + constant)
             else:
-                costs.append(text_count(text) + constant)
+                tokens = counted(text)
+                costs.append((text_count(text) if tokens is None else tokens) + constant)
             previous, previous_text = message, text
 
         self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
         return costs, States.of(states)
+
+    def _counted_texts(self) -> Any:
+        """A lookup of texts the counter has counted (its ``text_count`` cache, read without a call a step), or one
+        that never finds any where the counter counts texts its own way."""
+        counter = self.counter
+        if type(counter).text_count is TokenCounter.text_count and isinstance(counter.__dict__.get("_text_cache"), dict):
+            return counter._text_cache.get
+        return _NOTHING.get
 
     def _neighbours(self, name: str) -> tuple[Any, Any]:
         """The messages rendered just before and just after section ``name``."""
