@@ -172,3 +172,35 @@ def test_newest_turns_asks_the_same_lists_as_before(shape, budget):
     kept, evicted = _newest_turns_as_before(tuple(entries), budget, count_into(asked_before))
     assert asked == asked_before
     assert outcome.entries == kept and outcome.evicted == evicted
+
+
+@given(histories(), st.integers(0, 3), st.floats(0.1, 0.9))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_strategy_handing_back_equal_copies_gives_the_reference_bytes(history, copies_from, where):
+    """The lists a strategy asks about are compared as lists compare (the very object, else by value): a strategy
+    that asks with copies of its entries (equal, not the same objects) is answered as the reference answers it."""
+    from core.plans.strategies import CompactionOutcome
+
+    class Copying:  # drop-oldest, each list asked with fresh copies of the entries past ``copies_from``
+        def thresholds(self, budget_tokens):
+            return (budget_tokens,)
+
+        def compact(self, entries, *, budget_tokens, count):
+            kept = list(entries)
+            while kept and count(kept[:copies_from] + [m.model_copy() for m in kept[copies_from:]]) > budget_tokens:
+                victim = next((m for m in kept if not m.pinned), None)
+                if victim is None:
+                    break
+                kept.remove(victim)
+            return CompactionOutcome(tuple(kept), tuple(m for m in entries if m not in kept))
+
+    counter = default_counter()
+    sections = (SectionPlan("system", pinned=True), SectionPlan("recent"), SectionPlan("question", pinned=True))
+    data = {"system": [Message(role="system", content="Be brief.")], "recent": history,
+            "question": [Message(role="user", content="What now?", id="q")]}
+    roomy = outcome(ContextAssembler(ContextPlan(sections=sections, budget_tokens=10 ** 6), counter,
+                                     reference=True), data)
+    if isinstance(roomy, Exception):
+        return
+    plan = ContextPlan(sections=sections, budget_tokens=max(8, int(roomy.input_tokens * where)), reserve_output_tokens=0)
+    same_as_reference(plan, counter, {"drop-oldest": Copying()}, data)
