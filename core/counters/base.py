@@ -233,6 +233,12 @@ class TokenCounter(ABC):
         Here (every other counter): ``count``."""
         return self.count(messages, tools)
 
+    def refuses_surely(self, messages: Sequence[ChatMessage]) -> bool:
+        """Whether this counter's chat template refuses ``messages`` whatever their texts and the tools, known
+        without rendering them (a probe that only asks whether a prompt is taken need not count it). False where
+        the counter cannot tell: ``count`` then says."""
+        return False
+
     def count_and_render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
                               ) -> tuple[int, str] | None:
         """``(count_reusing_texts(...), render_text(...))`` from one rendering of the request, where a counter can

@@ -1,49 +1,19 @@
 """``mistral:<tokenizer>``: a tokenizer file shipped inside ``mistral-common`` (offline, the embedded default)."""
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
-import re
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CounterError, TemplateRefused
 from .base import CounterIdentity, TokenCounter, byte_pieces_as_spans, literal_spans, sha256_file, sha256_text
-from .mistral_loading import _class_source, _load_tokenizer, _memoised_tool_check
+from .mistral_checks import knows_structure, refused_by_structure
+from .mistral_loading import (_class_source, _load_tokenizer, _memoised_tool_check, bundled_mistral_tokenizers,
+                              mistral_data_dir, mistral_tool_call_id)
 
 _TEXT_COUNTS = ("text_token_count", "text_token_counts", "text_count", "text_counts")  # what the span memo relies on
-_MISTRAL_ID = re.compile(r"^[A-Za-z0-9]{9}$")
-_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def mistral_tool_call_id(call_id: str) -> str:
-    """Mistral requires 9 alphanumeric characters; other ids map to a stable 9-character one."""
-    if _MISTRAL_ID.match(call_id):
-        return call_id
-    number = int.from_bytes(hashlib.sha256(call_id.encode("utf-8")).digest()[:8], "big")
-    out = ""
-    for _ in range(9):
-        number, digit = divmod(number, 62)
-        out += _BASE62[digit]
-    return out
-
-
-def mistral_data_dir() -> Path:
-    import mistral_common
-
-    return Path(mistral_common.__file__).parent / "data"
-
-
-def bundled_mistral_tokenizers() -> list[str]:
-    names = []
-    for path in sorted(mistral_data_dir().iterdir()):
-        if path.is_file() and not path.name.startswith("."):
-            names.append(path.name[:-5] if path.name.endswith(".json") else path.name)
-    return names
-
-
 class MistralCounter(TokenCounter):
     """The embedded default: a tokenizer file shipped with ``mistral-common``."""
 
@@ -137,6 +107,14 @@ class MistralCounter(TokenCounter):
             return self._tokenizer.encode_chat_completion(self._request(messages, tools))
         except Exception as exc:  # mistral-common's own refusal (ordering, ids, roles)
             raise TemplateRefused(self.name, f"{type(exc).__name__}: {exc}") from None
+
+    def refuses_surely(self, messages: Sequence[ChatMessage]) -> bool:
+        """mistral-common's own structure check, on the roles alone (``mistral_checks.refused_by_structure``)."""
+        known = self.__dict__.get("_structure_known")
+        if known is None:
+            validator = getattr(self._tokenizer, "_chat_completion_request_validator", None)
+            known = self._structure_known = validator is not None and knows_structure(validator)
+        return known and refused_by_structure([m.role for m in messages])
 
     def _counting_path(self):
         """mistral-common's own validate -> normalise -> encode_instruct steps, on a copy of the

@@ -19,6 +19,29 @@ class Unsure(Exception):
     """This path cannot vouch for the request: run mistral-common's own."""
 
 
+def knows_structure(validator: Any) -> bool:
+    """Whether ``validator`` (mistral-common's request validator, as its tokenizer holds it) is one of the package's
+    own, in test or serving mode: its message-list structure check, run first on every request, is then the one
+    ``refused_by_structure`` follows. False for another (another module, a mode not named here): that one is asked."""
+    from mistral_common.protocol.instruct.validator import MistralRequestValidator, ValidationMode
+
+    klass = type(validator)
+    return (isinstance(validator, MistralRequestValidator) and klass.__module__ == MistralRequestValidator.__module__
+            and klass._validate_message_order is MistralRequestValidator._validate_message_order
+            and getattr(validator, "_mode", None) in (ValidationMode.test, ValidationMode.serving))
+
+
+def refused_by_structure(roles: Sequence[str]) -> bool:
+    """Whether such a validator refuses every request whose messages have these roles, whatever their texts, tool
+    calls and tools: a single message that is neither user nor system, a last message from the assistant, a role
+    after one it may not follow."""
+    if len(roles) == 1:
+        return roles[0] not in ("user", "system")
+    if len(roles) > 1 and roles[-1] == "assistant":
+        return True
+    return any(b not in _FOLLOWS.get(a, ()) for a, b in zip(roles, roles[1:]))
+
+
 class V3Checks:
     """The validator's checks; ``_map_id`` (mistral-common's tool call id mapping) and ``_passed`` (the names and ids
     already checked) are the renderer's."""

@@ -1,9 +1,13 @@
 """What ``MistralCounter`` loads and remembers once per process: the tokenizer file, the instruct class's source
-(its template fingerprint) and the tool sets mistral-common's schema check has passed."""
+(its template fingerprint) and the tool sets mistral-common's schema check has passed; where its tokenizer files
+are, and the tool call ids it takes."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import re
+from pathlib import Path
 
 
 @functools.lru_cache(maxsize=None)
@@ -49,3 +53,33 @@ def _memoised_tool_check(check, each_tool: bool = False):
         return outcome
 
     return cached
+
+
+_MISTRAL_ID = re.compile(r"^[A-Za-z0-9]{9}$")
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def mistral_tool_call_id(call_id: str) -> str:
+    """Mistral requires 9 alphanumeric characters; other ids map to a stable 9-character one."""
+    if _MISTRAL_ID.match(call_id):
+        return call_id
+    number = int.from_bytes(hashlib.sha256(call_id.encode("utf-8")).digest()[:8], "big")
+    out = ""
+    for _ in range(9):
+        number, digit = divmod(number, 62)
+        out += _BASE62[digit]
+    return out
+
+
+def mistral_data_dir() -> Path:
+    import mistral_common
+
+    return Path(mistral_common.__file__).parent / "data"
+
+
+def bundled_mistral_tokenizers() -> list[str]:
+    names = []
+    for path in sorted(mistral_data_dir().iterdir()):
+        if path.is_file() and not path.name.startswith("."):
+            names.append(path.name[:-5] if path.name.endswith(".json") else path.name)
+    return names

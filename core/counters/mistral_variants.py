@@ -22,12 +22,11 @@ system messages): the caller counts that variant in full.
 """
 from __future__ import annotations
 
-import json
 from itertools import accumulate
 from typing import Callable, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
-from .mistral_checks import _CALL_ID, _FOLLOWS, _NAME, Unsure, _joined, _normalised, _parsed
+from .mistral_checks import _CALL_ID, _FOLLOWS, _NAME, Unsure, _joined
 from .mistral_render import _CUT, V3Tekken
 
 MAX_SYSTEM_MESSAGES = 16  # beyond it every variant may have a system prompt of its own: counted in full
@@ -145,16 +144,14 @@ class TekkenVariants:
             return 0
         if role == "user":
             return 2 + self.tc(_joined(group))
-        if role == "tool":
-            return sum(2 + self.tc(json.dumps({"content": _parsed(_normalised(x.content)),
-                                               "call_id": self.r._map_id(x.tool_call_id or "")},
-                                              ensure_ascii=False)) for x in group)
+        if role == "tool":  # (the renderer's texts, written once per content: its counts take the same strings)
+            return sum(2 + self.tc(self.r._result_json(x.content, x.tool_call_id or "")) for x in group)
         content = _joined(group)
         calls = [c for x in group for c in x.tool_calls]
         if calls and content:
             return None  # mistral-common raises on text and tool calls in one aggregated turn
-        if calls:
-            return 2 + self.tc(json.dumps([self.r._call(c) for c in calls], ensure_ascii=False))
+        if calls:  # json.dumps of the list: each call's own dump joined by ", "
+            return 2 + self.tc("[" + ", ".join(self.r._call_json(c) for c in calls) + "]")
         return 1 + self.tc(content.rstrip(" "))
 
     def count(self, start: int, end: int, *, cheap: bool = False) -> int | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..contracts import ChatMessage
 from ..counters.base import TokenCounter
-from ..errors import CounterError
+from ..errors import CounterError, TemplateRefused
 from .counts import _UNSTABLE
 from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
 from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end, _seam_start,
@@ -15,6 +15,11 @@ from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end
 
 
 _TEXT_ROLES = ("user", "assistant")
+
+
+def _refused(counter: Any) -> TemplateRefused:
+    """A probe's refusal known without counting it (the message is never shown: a probe only asks whether)."""
+    return TemplateRefused(counter.name, "refused by the order of its roles")
 _NOTHING: dict = {}
 
 
@@ -378,16 +383,24 @@ class ChainCosts:
 
     def _count_small(self, messages: list[ChatMessage]) -> int:
         """A small prompt counted as ``total`` counts one (an empty user turn after a final assistant
-        message the template refuses to end on)."""
+        message the template refuses to end on). A prompt the template surely refuses (``refuses_surely``: Mistral
+        refuses a tool result after a system message whatever it holds) is not counted to learn that."""
         if not messages:
             messages = [ChatMessage(role="user", content="")]
         before = self.counter.full_counts
         try:
-            return self.counter.count_reusing_texts(messages, [])
-        except CounterError:
-            if messages[-1].role != "assistant":
-                raise
-            return self.counter.count_reusing_texts(messages + [ChatMessage(role="user", content="")], [])
+            if not self.counter.refuses_surely(messages):
+                try:
+                    return self.counter.count_reusing_texts(messages, [])
+                except CounterError:
+                    if messages[-1].role != "assistant":
+                        raise
+            elif messages[-1].role != "assistant":
+                raise _refused(self.counter)
+            closed = messages + [ChatMessage(role="user", content="")]
+            if self.counter.refuses_surely(closed):
+                raise _refused(self.counter)
+            return self.counter.count_reusing_texts(closed, [])
         finally:
             self.probe_counts += self.counter.full_counts - before
 

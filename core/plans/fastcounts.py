@@ -350,17 +350,26 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         if not outline:
             outline = [ChatMessage(role="user", content="")]
         before = self.counter.full_counts
+        refuses = self.counter.refuses_surely  # (a refusal known from the roles is not counted to learn it)
         try:
-            self.counter.count(outline, self.tools)
-            return "plain"
+            if not refuses(outline):
+                self.counter.count(outline, self.tools)
+                return "plain"
         except CounterError:
-            if outline[-1].role != "assistant":
+            pass
+        finally:
+            self.probe_counts += self.counter.full_counts - before
+        if outline[-1].role != "assistant":
+            return None
+        closed = outline + [ChatMessage(role="user", content="")]
+        before = self.counter.full_counts
+        try:
+            if refuses(closed):
                 return None
-            try:
-                self.counter.count(outline + [ChatMessage(role="user", content="")], self.tools)
-                return "closed"
-            except CounterError:
-                return None
+            self.counter.count(closed, self.tools)
+            return "closed"
+        except CounterError:
+            return None
         finally:
             self.probe_counts += self.counter.full_counts - before
 
