@@ -63,7 +63,7 @@ def mistral_tool_call_id(call_id: str) -> str:
     """Mistral requires 9 alphanumeric characters; other ids map to a stable 9-character one."""
     if _MISTRAL_ID.match(call_id):
         return call_id
-    number = int.from_bytes(hashlib.sha256(call_id.encode("utf-8")).digest()[:8], "big")
+    number = int.from_bytes(hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).digest()[:8], "big")
     out = ""
     for _ in range(9):
         number, digit = divmod(number, 62)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Protocol, Sequence
 
 from ..errors import AssemblyCancelled, ContextBudgetError, InputFileError
 from ..waiting import call_cancellable
+from .model import Message
 
 if TYPE_CHECKING:
     from ..result import AssemblyResult
-    from .model import Message
     from .strategies import Summary
 
 
@@ -38,9 +38,25 @@ def _call_summariser(summariser: Summariser, span: Sequence[Message], cancel: th
 
 
 def _span_hash(span: Sequence[Message]) -> str:
-    canonical = json.dumps([m.model_dump(mode="json", exclude={"pinned"}) for m in span], sort_keys=True,
-                           ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    canonical = json.dumps([_dumped(m) for m in span], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # (a lone surrogate, which a message may hold, is hashed as written: strict UTF-8 raised on it)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_TEXT_FIELDS = ("role", "content", "id", "tool_calls", "tool_call_id", "score", "source")  # all but ``pinned``
+
+
+def _dumped(m: Message) -> dict:
+    """``m.model_dump(mode="json", exclude={"pinned"})``: written directly for a message without tool calls (its
+    values are already what JSON mode gives: strings, None, a finite float score), as pydantic's dump for any
+    other (a span of a few hundred messages was hashed at 5 us a message)."""
+    if type(m) is Message and not m.tool_calls and _PLAIN_DUMP:
+        return {"role": m.role, "content": m.content, "id": m.id, "tool_calls": [], "tool_call_id": m.tool_call_id,
+                "score": m.score, "source": m.source}
+    return m.model_dump(mode="json", exclude={"pinned"})
+
+
+_PLAIN_DUMP = tuple(Message.model_fields) == _TEXT_FIELDS[:3] + ("pinned",) + _TEXT_FIELDS[3:]  # (this model's fields)
 
 
 # ---------------------------------------------------------------------------------------------
