@@ -243,6 +243,12 @@ class Request(_Strict):
     def turn_ids(self) -> list[str]:
         return [turn[0].id or f"turn-{n}" for n, turn in enumerate(self.history_turns(), start=1)]
 
+    @cached_property
+    def history_origins(self) -> list[tuple[str, str]]:
+        """Each history turn's origin in a render, ``("history", its trace id)``: made once per request (an
+        assembly renders its kept turns for every count). Callers must not change the list."""
+        return [("history", turn_id) for turn_id in self.turn_ids()]
+
 
 def _without_none(data: dict[str, Any], *keys: str) -> dict[str, Any]:
     for key in keys:

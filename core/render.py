@@ -163,13 +163,16 @@ def render(request: Request, selection: Selection, blocks: EvidenceBlocks | None
     if request.instructions:  # no instructions, no system message
         messages.append(ChatMessage(role="system", content=request.instructions if selection.instructions else ""))
         origins.append(("instructions", "instructions"))
-    turns = request.history_turns()
+    turns, history_origins = request.history_turns(), request.history_origins
     for t in sorted(selection.turns):
-        origin = ("history", turns[t][0].id or f"turn-{t + 1}")  # request.turn_ids()[t], without listing every turn
+        origin = history_origins[t]
         if turn_messages is not None:
             built_turn = turn_messages(t)
             messages += built_turn
-            origins += [origin] * len(built_turn)
+            if len(built_turn) == 1:
+                origins.append(origin)
+            else:
+                origins += [origin] * len(built_turn)
             continue
         for m in turns[t]:
             messages.append(chat_message(m))
