@@ -204,3 +204,45 @@ def test_a_strategy_handing_back_equal_copies_gives_the_reference_bytes(history,
         return
     plan = ContextPlan(sections=sections, budget_tokens=max(8, int(roomy.input_tokens * where)), reserve_output_tokens=0)
     same_as_reference(plan, counter, {"drop-oldest": Copying()}, data)
+
+
+def test_tool_calls_asked_with_arguments_equal_but_written_otherwise_are_counted_as_written():
+    """Found in review: while the lists a strategy asks about were compared by value, a strategy asking with copies
+    whose tool-call arguments compare equal (``{"n": 1}`` and ``{"n": True}``) but are written otherwise was answered
+    from the candidates' own rendering: 186 tokens where the reference counted 189, and another turn kept. They are
+    compared by identity again."""
+    from core.contracts import ToolCall
+    from core.plans.strategies import CompactionOutcome
+
+    def call(arguments):
+        return ToolCall(id="abcdefghi", name="lookup", arguments=arguments)
+
+    recent = []
+    for t in range(4):
+        recent += [Message(role="user", content=f"question {t}", id=f"u{t}"),
+                   Message(role="assistant", tool_calls=[call({"n": 1, "flag": 0})], id=f"c{t}"),
+                   Message(role="tool", content='{"r": 1}', tool_call_id="abcdefghi", id=f"r{t}"),
+                   Message(role="assistant", content=f"answer {t}", id=f"a{t}")]
+
+    class Normalising:  # drops a turn at a time, asking with its calls' arguments written otherwise
+        def thresholds(self, budget_tokens):
+            return (budget_tokens,)
+
+        def compact(self, entries, *, budget_tokens, count):
+            kept = list(entries)
+
+            def written_otherwise(ms):
+                return [m.model_copy(update={"tool_calls": [call({"n": True, "flag": 0.0})]}) if m.tool_calls else m
+                        for m in ms]
+
+            while kept and count(written_otherwise(kept)) > budget_tokens:
+                kept = kept[4:]
+            return CompactionOutcome(tuple(kept), tuple(m for m in entries if all(m is not k for k in kept)))
+
+    data = {"system": [Message(role="system", content="Be brief.")], "recent": recent,
+            "q": [Message(role="user", content="What now?", id="q")]}
+    counter = default_counter()
+    for budget in (150, 196, 240):
+        plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction="mine"),
+                                     SectionPlan("q", pinned=True)), budget_tokens=budget, custom_strategies=("mine",))
+        same_as_reference(plan, counter, {"mine": Normalising()}, data)

@@ -37,6 +37,15 @@ def test_the_span_hash_is_pydantics_dump_hashed(span):
     assert _span_hash(span) == hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def test_values_copied_in_without_validation_are_dumped_as_pydantic_dumps_them():
+    """Found in review: a score copied in as ``1`` or ``True`` (``model_copy(update=...)`` does not validate) is
+    written ``1.0`` by pydantic's JSON dump; the direct dump wrote ``1``, and the span's hash changed."""
+    for score in (1, True, 0):
+        m = Message(role="user", content="hi", score=0.5).model_copy(update={"score": score})
+        expected = m.model_dump(mode="json", exclude={"pinned"})
+        assert json.dumps(_dumped(m), sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
 def test_a_known_span_keeps_its_hash():
     """A hash recorded by an earlier version (a trace's summary) is found again."""
     span = [Message(role="user", content="Where is the disk?", id="u1"),

@@ -3,21 +3,21 @@ walk's state as distances back (so it holds in a list the entries moved in)."""
 from __future__ import annotations
 
 import operator
+from itertools import islice
 from typing import Any
 
 
 def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | None:
     """Where ``new`` differs from ``old`` by one change in one place (entries dropped, added or replaced
-    there; the same entries before and after it): the first index that differs, ``len(old) - len(new)``
-    and the index in ``new`` from which the two hold the same entries again (the same list: ``(len, 0, len)``).
-    ``None`` for any other change. Entries are compared as lists compare them: the very object at once, else by
-    value (an entry's cost depends on its value and its neighbours' only; a strategy hands back the objects it
-    was given, and a list of them compares in one step, not a call an entry)."""
+    there; the same objects before and after it): the first index that differs, ``len(old) - len(new)``
+    and the index in ``new`` from which the two hold the same objects again (the same list: ``(len, 0, len)``).
+    ``None`` for any other change. The very objects, not equal ones: two tool calls whose arguments compare
+    equal (``1``, ``1.0`` and ``True``; keys in another order) are written otherwise."""
     step, p = 1, 0
     limit = min(len(old), len(new))
-    while p < limit and (old[p] is new[p] or old[p] == new[p]):  # gallop over the common start: strategies
-        span = min(step, limit - p)                                # change the front
-        if old[p:p + span] == new[p:p + span]:
+    while p < limit and old[p] is new[p]:  # gallop over the common start: strategies change the front
+        span = min(step, limit - p)
+        if all(map(operator.is_, old[p:p + span], new[p:p + span])):
             p += span
             step *= 2
         else:
@@ -28,7 +28,7 @@ def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | 
         return p, 0, p
     rejoin = p + max(-d, 0) if d else p + 1
     # the rest, compared in place (both have len(new) - rejoin entries from there)
-    if rejoin > len(new) or new[rejoin:] != old[rejoin + d:]:
+    if rejoin > len(new) or not all(map(operator.is_, islice(new, rejoin, None), islice(old, rejoin + d, None))):
         return None
     return p, d, rejoin
 

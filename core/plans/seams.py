@@ -51,7 +51,6 @@ SEAM_RUN = 16  # a longer run of punctuation at a seam puts the text around it i
 
 
 @functools.lru_cache(maxsize=65536)
-@functools.lru_cache(maxsize=65536)
 def _seam_end(text: str | None) -> tuple[str, str]:
     """What of a text's end can reach across a seam: its closing run of characters that are neither
     letters nor digits (a pre-tokenizer may join it with the separator after it) and the class of

@@ -47,10 +47,13 @@ _TEXT_FIELDS = ("role", "content", "id", "tool_calls", "tool_call_id", "score", 
 
 
 def _dumped(m: Message) -> dict:
-    """``m.model_dump(mode="json", exclude={"pinned"})``: written directly for a message without tool calls (its
-    values are already what JSON mode gives: strings, None, a finite float score), as pydantic's dump for any
-    other (a span of a few hundred messages was hashed at 5 us a message)."""
-    if type(m) is Message and not m.tool_calls and _PLAIN_DUMP:
+    """``m.model_dump(mode="json", exclude={"pinned"})``: written directly for a message without tool calls whose
+    values are already what JSON mode gives (strings or None, a float score: a score copied in as ``1`` or ``True``
+    without validation is dumped ``1.0`` by pydantic), as pydantic's dump for any other (a span of a few hundred
+    messages was hashed at 5 us a message)."""
+    if (type(m) is Message and not m.tool_calls and _PLAIN_DUMP and m.role.__class__ is str
+            and (m.score is None or m.score.__class__ is float)
+            and all(v is None or v.__class__ is str for v in (m.content, m.id, m.tool_call_id, m.source))):
         return {"role": m.role, "content": m.content, "id": m.id, "tool_calls": [], "tool_call_id": m.tool_call_id,
                 "score": m.score, "source": m.source}
     return m.model_dump(mode="json", exclude={"pinned"})
