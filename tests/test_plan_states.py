@@ -1,6 +1,7 @@
-"""A chain walk's states kept as pieces (``core.plans.lists.States``): the same states as the plain lists the walk
-used to build, for any sequence of the three things a walk does with them (take the last list's first states, add
-the states it walked, take over the last list's tail with its run distances moved or not)."""
+"""A chain walk's states (``core.plans.lists.States``: a list and, where a list took over the last one's tail inside a
+run of user messages, that tail with its run distances moved as it is read): the same states as the plain lists the
+walk used to build, for any sequence of the three things a walk does with them (take the last list's first states,
+add the states it walked, take over the last list's tail with its run distances moved or not)."""
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -26,19 +27,21 @@ def test_pieces_read_as_the_lists_they_stand_for(first, steps):
     for p, walked, at, shift in steps:
         p, at = min(p, len(model)), min(at, len(model))
         model = model[:p] + walked + _shifted(model[at:], shift)
-        pieces = pieces.head(p) + States.of(list(walked)) + pieces.tail(at, shift)
+        pieces = pieces.head(p) + States.of(list(walked)) + pieces.tail_from(at, shift)
         assert len(pieces) == len(model)
         assert pieces.read(0, len(pieces)) == model
         assert [pieces[i] for i in range(-len(model), 0)] == model
-        assert len(pieces.pieces) <= States.MOST_PIECES
+        assert [pieces[i] for i in range(len(model))] == model
+        middle = len(model) // 2
+        assert pieces.read(middle, len(model)) == model[middle:] and pieces.head(middle).read(0, middle) == model[:middle]
 
 
 def test_a_moved_tail_is_not_read_until_asked():
     base = [("m", "t", i, i, True) for i in range(100_000)]
     states = States.of(base)
     for k in range(1, 200):  # a strategy dropping the run's oldest entry 200 times
-        states = States.of([("x", "t", None, None, False)]) + states.tail(2, (1, 1))
-        assert states.pieces[-1][0] is base  # the long list itself, not a copy
+        states = States.of([("x", "t", None, None, False)]) + states.tail_from(2, (1, 1))
+        assert states.tail[0] is base and len(states.head_list) == 1  # the long list itself, not a copy
     # after k drops, the state at j >= 1 is the long list's at j + k moved k times: distance j + 2k
     assert len(states) == 100_000 - 199 and states[1] == ("m", "t", 1 + 2 * 199, 1 + 2 * 199, True)
     assert states[0] == ("x", "t", None, None, False)

@@ -141,7 +141,7 @@ class ChainCosts:
                 if (was is not None and was[0] is previous and was[4] == previous_user
                         and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
                     self._walk_end = old_end
-                    return costs + old_costs[k + d:], States.of(states) + old_states.tail(k + d)
+                    return costs + old_costs[k + d:], States.of(states) + old_states.tail_from(k + d)
                 if (was is not None and was[0] is previous and previous_user and was[4] and None not in
                         (trail, last, was[2], was[3]) and old_end[2] is not None and old_end[2] >= len(entries) - k):
                     # inside a run of user messages that lasts to the end of both lists (the entries from here are
@@ -152,7 +152,7 @@ class ChainCosts:
                     shift = (n - trail) - was[2], (n - last) - was[3]
                     end = _moved(old_end, shift)
                     self._walk_end = end
-                    return costs + old_costs[k + d:], States.of(states) + old_states.tail(k + d, shift)
+                    return costs + old_costs[k + d:], States.of(states) + old_states.tail_from(k + d, shift)
             n = size + k
             states.append((previous, previous_text, None if trail is None else n - trail,  # (``_back``'s)
                            None if last is None else n - last, previous_user))

@@ -74,24 +74,22 @@ def _moved(state: tuple, shift: tuple[int, int]) -> tuple:
 
 
 class States:
-    """The states a chain walk had before each entry (``_back``'s), as pieces of the lists they were walked in:
-    ``(states, start, stop, shift)``, a piece's run distances moved by ``shift`` as it is read. A list that takes
-    over the last list's tail inside a run of user messages lasting to the end of both has that tail's states with
-    each run start moved: a piece, not a pass over the tail, so a strategy that drops entries one at a time from
-    the front of a long run asks each question in time independent of the run's length. Never changed once made."""
+    """The states a chain walk had before each entry (``_back``'s): a list, then, where a list took over the last
+    one's tail inside a run of user messages that lasts to the end of both, that tail as a piece of the list it was
+    walked in, ``(states, start, shift)``, its run distances moved by ``shift`` as it is read. A strategy that drops
+    entries one at a time from the front of a long run then asks each question without a pass of Python over the
+    run (the states before it are plain lists, joined as lists join). Never changed once made."""
 
-    __slots__ = ("pieces", "size")
-    MOST_PIECES = 16  # past this many, the states are read into one list (a lookup walks the pieces)
+    __slots__ = ("head_list", "tail", "size")
 
-    def __init__(self, pieces: list[tuple[list, int, int, tuple[int, int] | None]]) -> None:
-        self.pieces = [p for p in pieces if p[2] > p[1]]
-        self.size = sum(stop - start for _, start, stop, _ in self.pieces)
-        if len(self.pieces) > self.MOST_PIECES:
-            self.pieces = [(self.read(0, self.size), 0, self.size, None)]
+    def __init__(self, head_list: list[tuple], tail: tuple[list, int, tuple[int, int]] | None = None) -> None:
+        self.head_list = head_list
+        self.tail = tail if tail is not None and tail[1] < len(tail[0]) else None
+        self.size = len(head_list) + (len(tail[0]) - tail[1] if self.tail is not None else 0)
 
     @classmethod
     def of(cls, states: list[tuple]) -> States:
-        return cls([(states, 0, len(states), None)])
+        return cls(states)
 
     def __len__(self) -> int:
         return self.size
@@ -99,37 +97,42 @@ class States:
     def __getitem__(self, i: int) -> tuple:
         if i < 0:
             i += self.size
-        for seq, start, stop, shift in self.pieces:
-            if i < stop - start:
-                state = seq[start + i]
-                return state if shift is None else _moved(state, shift)
-            i -= stop - start
-        raise IndexError(i)
+        if not 0 <= i < self.size:
+            raise IndexError(i)
+        if i < len(self.head_list):
+            return self.head_list[i]
+        seq, start, shift = self.tail
+        return _moved(seq[start + i - len(self.head_list)], shift)
 
     def read(self, start: int, stop: int) -> list[tuple]:
         """The states from ``start`` to ``stop`` as a list."""
-        return [self[i] for i in range(start, stop)]
+        n = len(self.head_list)
+        out = self.head_list[start:min(stop, n)]
+        if stop > n and self.tail is not None:
+            seq, first, shift = self.tail
+            out += [_moved(x, shift) for x in seq[first + max(start - n, 0):first + stop - n]]
+        return out
 
     def head(self, p: int) -> States:
         """The first ``p`` states."""
-        pieces, left = [], p
-        for seq, start, stop, shift in self.pieces:
-            if left <= 0:
-                break
-            pieces.append((seq, start, min(stop, start + left), shift))
-            left -= stop - start
-        return States(pieces)
+        return States(self.read(0, p) if p > len(self.head_list) else self.head_list[:p])
 
-    def tail(self, i: int, shift: tuple[int, int] | None = None) -> States:
+    def tail_from(self, i: int, shift: tuple[int, int] | None = None) -> States:
         """The states from ``i`` on, their run distances moved by ``shift`` as well."""
-        pieces = []
-        for seq, start, stop, moved in self.pieces:
-            if i < stop - start:
-                if shift is not None:
-                    moved = shift if moved is None else (moved[0] + shift[0], moved[1] + shift[1])
-                pieces.append((seq, start + max(i, 0), stop, moved))
-            i -= stop - start
-        return States(pieces)
+        n = len(self.head_list)
+        tail = self.tail
+        if shift is None:  # as they are: the list's part as a list, the moved tail as it was
+            if i >= n and tail is not None:
+                return States([], (tail[0], tail[1] + i - n, tail[2]))
+            return States(self.head_list[i:], tail)
+        if tail is None:  # the list itself becomes the moved tail
+            return States([], (self.head_list, i, shift)) if i < n else States([])
+        moved = (tail[2][0] + shift[0], tail[2][1] + shift[1])
+        if i >= n:
+            return States([], (tail[0], tail[1] + i - n, moved))
+        return States([_moved(x, shift) for x in self.head_list[i:]], (tail[0], tail[1], moved))
 
     def __add__(self, other: States) -> States:
-        return States(self.pieces + other.pieces)
+        """This list, then ``other`` (``other``'s moved tail kept as it is; this one's, if any, read now)."""
+        mine = self.head_list if self.tail is None else self.read(0, self.size)
+        return States(mine + other.head_list, other.tail)
