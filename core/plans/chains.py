@@ -132,6 +132,9 @@ class ChainCosts:
         text_count, text_of, scope, steps, epoch = self.counter.text_count, self._text, self._scope(), self._steps, \
             self._epoch
         counted = self._counted_texts()
+        # without passages written into a message, every text is its message's own (frozen) content: the objects
+        # name the seams, and a step is known by them alone
+        by_objects = not self.sources
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -195,9 +198,13 @@ class ChainCosts:
             trail, last, previous_user = new_trail, new_last, message.role == "user"
             step = None
             if host != k:
-                step = (id(previous), id(message), id(after), _seam_end(previous_text), after_seam,
-                        (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
-                         _seam_start(text_of(moves[2]))) if moves is not None else None)
+                if by_objects:
+                    step = (id(previous), id(message), id(after)) if moves is None else \
+                        (id(previous), id(message), id(after), id(moves[1]), id(moves[2]))
+                else:
+                    step = (id(previous), id(message), id(after), _seam_end(previous_text), after_seam,
+                            (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
+                             _seam_start(text_of(moves[2]))) if moves is not None else None)
             hit = steps.get(step) if step is not None else None
             # (a constant found unstable bumps the epoch: a step stored since, its key was not)
             if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
@@ -317,10 +324,9 @@ class ChainCosts:
         # (``_joins`` of each pair, each kind made once)
         joined_before, joined_after = before_kind is not None and before_kind == kind, after_kind == kind
         parted = before_kind is not None and before_kind == after_kind
-        seams = [t for m, t, at_seam in ((previous, previous_text, joined_before or parted),
-                                         (after, after_text, joined_after or parted)) if at_seam]
-        if any(not (t and t.strip()) or t[0].isspace() for t in seams):
-            return None, None  # a neighbour of whitespace only lets the seams beside it run together
+        for t, at_seam in ((previous_text, joined_before or parted), (after_text, joined_after or parted)):
+            if at_seam and (not t or t[0].isspace() or not t.strip()):
+                return None, None  # a neighbour of whitespace only lets the seams beside it run together
         if joined_before:
             key.append(("seam-before", _seam_end(previous_text), _seam_start(text)))
         if joined_after:
