@@ -191,11 +191,13 @@ class TokenCounter(ABC):
         adds to the count can depend on the other. Empty for templates that render each message on its own."""
         return frozenset()
 
-    def variant_counts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], total: int):
+    def variant_counts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], total: int,
+                       rendered: str | None = None):
         """An object whose ``count(start, end)`` gives the exact complete count of ``messages[:start] +
         messages[end:]`` (``None`` when the template refuses it) faster than counting it whole, raising an
         exception where it cannot say; ``None`` when this counter has none (every variant is counted whole).
-        ``total`` is the complete count of ``messages`` and ``tools``."""
+        ``total`` is the complete count of ``messages`` and ``tools``; ``rendered``, where the caller has it, their
+        ``render_text`` (``count_and_render_text`` gave both), so it is not rendered again."""
         return None
 
     @staticmethod

@@ -266,10 +266,10 @@ class HFCounter(TokenCounter):
         token = getattr(self._tokenizer, "eos_token", None)
         return str(token) if token else None
 
-    def variant_counts(self, messages, tools, total):
+    def variant_counts(self, messages, tools, total, rendered=None):
         from .hf_variants import variants
 
-        return variants(self, messages, tools, total)
+        return variants(self, messages, tools, total, rendered)
 
     def compared_message_fields(self) -> frozenset[str]:
         """Read from the chat templates' syntax (``core.counters.template_compare``), once per counter; a

@@ -44,10 +44,11 @@ MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each gro
 
 
 class HFVariants(Splices):
-    def __init__(self, counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], total: int):
+    def __init__(self, counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], total: int,
+                 rendered: str | None = None):
         self.counter, self.m, self.tools, self.total = counter, list(messages), list(tools), total
         n = self.n = len(self.m)
-        self.whole = whole = counter.render_text(self.m, self.tools)
+        self.whole = whole = rendered if rendered is not None else counter.render_text(self.m, self.tools)
         bare = counter.render_prompt(self.m, self.tools, generation=False)
         eos = counter.eos_spelling()
         if not whole.startswith(bare) and eos and bare.endswith(eos):
@@ -247,8 +248,9 @@ class HFVariants(Splices):
 
 
 def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition],
-             total: int) -> HFVariants | None:
-    """Prefix counts for a request whose complete count is ``total``, or ``None`` where they do not apply."""
+             total: int, rendered: str | None = None) -> HFVariants | None:
+    """Prefix counts for a request whose complete count is ``total`` (and whose render is ``rendered``, where the
+    caller has it), or ``None`` where they do not apply."""
     fields = counter.compared_message_fields()
     if fields - ID_FIELDS:
         return None  # what a message adds can depend on another's text
@@ -256,6 +258,6 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
     if fields and len(ids) != len(set(ids)):
         return None  # a template that matches results to calls by id, and a recording that reuses an id
     try:
-        return HFVariants(counter, messages, tools, total)
+        return HFVariants(counter, messages, tools, total, rendered)
     except Exception:  # noqa: BLE001 - Unsure, a slow tokenizer without offsets, a refusal: every variant whole
         return None

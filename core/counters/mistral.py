@@ -274,7 +274,7 @@ class MistralCounter(TokenCounter):
                 text += self.text_count(piece)
         return controls, text
 
-    def variant_counts(self, messages, tools, total):
+    def variant_counts(self, messages, tools, total, rendered=None):
         from .mistral_variants import variants
 
         return variants(self._renderer(), messages, tools, self.text_count, total)

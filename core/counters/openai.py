@@ -134,7 +134,7 @@ class OpenAICounter(TokenCounter):
         return sum((TOOLS_HEADER_TOKENS if text == TOOLS_HEADER else 1) if marker else
                    (self.text_count(text) if text else 0) for text, marker in pieces)
 
-    def variant_counts(self, messages, tools, total):
+    def variant_counts(self, messages, tools, total, rendered=None):
         from .openai_variants import variants
 
         return variants(self, messages, tools, total)

@@ -159,6 +159,7 @@ class PlanCounts:
 
     final_ids: list[int] | None = None  # the emitted prompt's token ids, where the counter kept them
     final_text: str | None = None  # its rendered text, where its count gave it (``count_and_render_text``)
+    final_rendered: tuple[list, str] | None = None  # the messages counted then, with that text
     _last_whole: tuple[dict, int] | None = None  # the prompt last counted whole by ``total`` and its count
     final_value: int | None = None  # the emitted prompt's count, once counted
 

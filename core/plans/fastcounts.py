@@ -173,6 +173,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         both = self.counter.count_and_render_text(messages, self.tools)
         if both is not None:
             self.final_text = both[1]
+            self.final_rendered = (messages, both[1])
             return both[0], None
         return self.counter.count_whole_reusing_texts(messages, self.tools)
 

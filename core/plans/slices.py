@@ -59,9 +59,12 @@ class SliceCosts:
         messages = self._render(self.states, view)
         start = self._section_start(name)
         before = self.counter.full_counts
-        try:
-            total = self._count(messages)
-            variants = self.counter.variant_counts(messages, self.tools, total)
+        try:  # (one rendering gives the count and the text the variant counts start from, where it can)
+            both = self.counter.count_and_render_text(messages, self.tools)
+            if both is not None:  # (a count that does not tally itself is one complete count all the same)
+                self.full_counts += max(0, 1 - (self.counter.full_counts - before))
+            total, rendered = both if both is not None else (self._count(messages), None)
+            variants = self.counter.variant_counts(messages, self.tools, total, rendered)
         except CounterError:
             return None, 0, 0
         finally:
@@ -128,8 +131,11 @@ class SliceCosts:
         if self._variants_made(value):
             return made[0]
         messages = self._render(self.states, self.current)
+        known = self.final_rendered  # the emitted prompt's text, where its final count gave it
+        rendered = known[1] if known is not None and len(known[0]) == len(messages) and all(
+            map(operator.is_, known[0], messages)) else None
         try:
-            variants = self.counter.variant_counts(messages, self.tools, value)
+            variants = self.counter.variant_counts(messages, self.tools, value, rendered)
         except CounterError:
             variants = None
         self._final_variants = (variants, value, {k: list(v) for k, v in self.current.items()})
