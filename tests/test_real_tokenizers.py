@@ -135,3 +135,18 @@ def test_gpt_oss_parallel_calls_are_checked_by_their_values():
     messages = [ChatMessage(role="user", content="go"), ChatMessage(role="assistant", tool_calls=calls)]
     rendered = 'go<|call|>functions.lookup {"q": "first"}'
     assert missing_messages(messages, [ToolDefinition(name="lookup")], rendered) == {1: "tool call b (lookup)"}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_token_offsets_from_the_rust_tokenizer_are_transformers_own(family):
+    """``token_offsets`` (what the hf variant counts locate message boundaries with) reads the Rust tokenizer's
+    offsets directly; they are what transformers' call with ``return_offsets_mapping`` gives, on renders and on
+    texts of several scripts, marks and control-token spellings."""
+    counter = real(family)
+    render = counter.render_text([ChatMessage(role="system", content="Be brief."),
+                                  ChatMessage(role="user", content="Привет 🙂 e\u0301 字字, <think>?"),
+                                  ChatMessage(role="assistant", content="  Ok\n\n\tyes  ")], [])
+    for text in (render, "a" * 3000, "<|im_start|>user\nhi<|im_end|>\n<start_of_turn>[INST]", ""):
+        expected = counter._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        assert counter.token_offsets(text) == [(int(a), int(b)) for a, b in expected]
+    assert counter._backend() is not None  # (the direct path is the one checked)

@@ -5,7 +5,6 @@ the network."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -14,31 +13,9 @@ from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRe
 from . import template_compare, template_limits
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
 from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, write_manifest  # noqa: F401
-from .hf_manifest import _template_sha256, files_on_disk, loaded_tokenizer
+from .hf_manifest import (_quiet_transformers, _template_sha256, files_on_disk, format_template_kwargs,
+                          loaded_tokenizer)
 from .hf_pieces import count_pieces, encode_by_pieces, keeps_ascii
-
-
-def format_template_kwargs(kwargs: Mapping[str, Any]) -> str:
-    """``{"enable_thinking": True}`` -> ``enable_thinking=true`` (the spelling ``--chat-template-kwargs`` reads)."""
-    return ",".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in sorted(kwargs.items()))
-
-
-def _quiet_transformers():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-    import logging
-
-    logging.getLogger("transformers").setLevel(logging.ERROR)
-    try:
-        import transformers
-    except ImportError:  # the standalone (PyInstaller) application leaves it out
-        raise CounterError("hf: counters need the 'transformers' package, which this installation does not "
-                           "include; use mistral:<tokenizer>, or a pip install of context-inspector") from None
-
-    transformers.logging.set_verbosity_error()
-    return transformers
 
 
 class HFCounter(TokenCounter):
@@ -258,7 +235,17 @@ class HFCounter(TokenCounter):
         return self._apply(messages, tools, tokenize=False, generation=generation)
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        """(start, end) character offsets of the tokens ``token_ids`` makes of a rendered ``text``."""
+        """(start, end) character offsets of the tokens ``token_ids`` makes of a rendered ``text``: from the Rust
+        tokenizer where it stands for ``encode`` (transformers' call wraps it in Python over every token: a tenth of
+        a plan on tool-call turns), else from transformers' call."""
+        backend = self._backend()
+        if backend is not None:
+            try:
+                return backend.encode(text, add_special_tokens=False).offsets
+            except BaseException as exc:  # a Rust panic is no Exception
+                if type(exc).__name__ != "PanicException":
+                    raise
+                raise CounterError(f"{self.name}: the tokenizer failed on this text ({str(exc)[:200]})") from None
         encoded = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         return [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
 

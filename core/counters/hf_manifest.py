@@ -1,12 +1,14 @@
 """An ``hf:`` tokenizer directory's manifest (``tokenizer-manifest.json``): every file transformers may read, and
-its chat template, pinned by sha256; read and checked when the counter loads, written by ``tokenizers pin``."""
+its chat template, pinned by sha256; read and checked when the counter loads, written by ``tokenizers pin``. And
+transformers imported quietly (offline, no advisory warnings), and a counter's template arguments as written."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..errors import CounterError
 from .base import sha256_file, sha256_text
@@ -103,3 +105,26 @@ def loaded_tokenizer(directory: Path, files: dict[str, str], load: Callable[[], 
         while len(_loaded) > LOADED_KEPT:
             _loaded.popitem(last=False)
     return tokenizer
+
+
+def format_template_kwargs(kwargs: Mapping[str, Any]) -> str:
+    """``{"enable_thinking": True}`` -> ``enable_thinking=true`` (the spelling ``--chat-template-kwargs`` reads)."""
+    return ",".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in sorted(kwargs.items()))
+
+
+def _quiet_transformers():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    import logging
+
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    try:
+        import transformers
+    except ImportError:  # the standalone (PyInstaller) application leaves it out
+        raise CounterError("hf: counters need the 'transformers' package, which this installation does not "
+                           "include; use mistral:<tokenizer>, or a pip install of context-inspector") from None
+
+    transformers.logging.set_verbosity_error()
+    return transformers
