@@ -8,7 +8,7 @@ from typing import Any
 from ..contracts import ChatMessage
 from ..counters.base import TokenCounter
 from ..errors import CounterError, TemplateRefused
-from .counts import _UNSTABLE
+from .counts import _MARKS, _UNSTABLE, mark_unstable
 from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
 from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end, _seam_start,
                     _stand_in, tools_key)
@@ -129,8 +129,8 @@ class ChainCosts:
 
         costs: list[int] = []
         states: list[tuple] = []
-        text_count, text_of, scope, steps, epoch = self.counter.text_count, self._text, self._scope(), self._steps, \
-            self._epoch
+        text_count, text_of, scope, steps = self.counter.text_count, self._text, self._scope(), self._steps
+        marks = scope.get(_MARKS, 0)  # (a constant marked unstable counts here: a step stored since, its key was not)
         counted = self._counted_texts()
         # without passages written into a message, every text is its message's own (frozen) content: the objects
         # name the seams, and a step is known by them alone
@@ -206,9 +206,8 @@ class ChainCosts:
                             (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
                              _seam_start(text_of(moves[2]))) if moves is not None else None)
             hit = steps.get(step) if step is not None else None
-            # (a constant found unstable bumps the epoch: a step stored since, its key was not)
             if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
-                    and (hit[5] == epoch or scope.get(hit[1]) != _UNSTABLE)):
+                    and (hit[5] == marks or scope.get(hit[1]) != _UNSTABLE)):
                 constant, key = hit[0], hit[1]
             else:
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
@@ -216,7 +215,7 @@ class ChainCosts:
                 if constant is None:
                     return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
-                    steps[step] = (constant, key, previous, message, after, epoch)
+                    steps[step] = (constant, key, previous, message, after, marks)
             self._last_step = (key, moves is not None)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
@@ -348,7 +347,7 @@ class ChainCosts:
         measured = self._measure_constant(name, previous, previous_text, message, text, after, after_text,
                                           systems, moves)
         if measured is None or (known is not None and measured != known[0]):
-            memo[key] = _UNSTABLE
+            mark_unstable(memo, key)
             self._epoch += 1
             return None, key
         # (value, checked by a second entry, the first entry's text)

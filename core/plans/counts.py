@@ -41,6 +41,14 @@ from .seams import thresholds_of
 # A predicted count this close to a budget it is compared with is counted whole before it decides.
 NEAR_ALLOWANCE = 4
 _UNSTABLE = "unstable"  # a constant two entries disagreed on, or that could not be measured
+_MARKS = ("constants found unstable",)  # a key no constant has: how many were marked ``_UNSTABLE`` in its memo
+
+
+def mark_unstable(memo: dict, key: tuple) -> None:
+    """Mark a constant unstable in ``memo`` (a counter's, shared by every assembly with it), counting the marks there:
+    what a walk took as known since the count last read is still known while it is unchanged."""
+    memo[key] = _UNSTABLE
+    memo[_MARKS] = memo.get(_MARKS, 0) + 1
 
 
 class PredictionMismatch(Exception):

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..contracts import Evidence
 from ..render import evidence_block, user_content
-from .counts import _UNSTABLE
+from .counts import _UNSTABLE, mark_unstable
 from .seams import _plain, _seam_start, block_of, passage
 from .strategies import ByScore
 
@@ -205,7 +205,7 @@ class PassageCosts:
                     if known[0] == constant:
                         memo[key] = (constant, known[1] + 1, message.content)
                     else:
-                        memo[key] = _UNSTABLE
+                        mark_unstable(memo, key)
                         self._epoch += 1
             hit = (message, value)
             self._first_memo[(id(message), question)] = hit
@@ -230,7 +230,7 @@ class PassageCosts:
         if known is not None:
             values.append(known[0])
         if len(set(values)) != 1:
-            memo[key] = _UNSTABLE
+            mark_unstable(memo, key)
             self._epoch += 1
             return None
         memo[key] = (values[0], len(values) > 1, None)
