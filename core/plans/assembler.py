@@ -296,9 +296,12 @@ class ContextAssembler:
             name = st.plan.name
             outcome = st.outcome or CompactionOutcome(tuple(current[name]))
             summarised = {rid: s for s in outcome.summaries for rid in s.replaces}
+            summary_of = {}  # (the first summary whose message has that id, as a search in order finds it)
+            for s in outcome.summaries:
+                summary_of.setdefault(s.message.id, s)
             costs = counts.kept_costs(name, list(outcome.entries))
             for m, cost in zip(outcome.entries, costs):
-                summary = next((s for s in outcome.summaries if s.message.id == m.id), None)
+                summary = summary_of.get(m.id) if summary_of else None
                 entry = _entry(name, m, "pinned" if m.pinned else "kept", cost,
                                ("pinned: never evicted" if m.pinned else
                                 f"summary replacing {len(summary.replaces)} message(s)" if summary else
