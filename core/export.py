@@ -140,7 +140,8 @@ def otlp_trace(result: AssemblyResult, *, redact: bool = False, trace_id: str | 
     JSON strings, ``gen_ai.usage.input_tokens`` = our count) and ``span_attributes``. Ids default to the
     result's own (an imported request keeps its trace and span) or to a hash of its JSON."""
     messages = _messages(result, redact)
-    digest = hashlib.sha256(result_json(result, redact=redact).encode("utf-8")).hexdigest()
+    # (a lone surrogate, which a plan's message may hold, is hashed as written: strict UTF-8 raised on it)
+    digest = hashlib.sha256(result_json(result, redact=redact).encode("utf-8", "surrogatepass")).hexdigest()
     trace_id = trace_id or _extra(result, "trace_id") or digest[:32]
     span_id = span_id or _extra(result, "span_id") or digest[32:48]
     name = _model(result, model)

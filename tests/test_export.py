@@ -271,3 +271,23 @@ def test_openai_round_trip_keeps_any_text(turns, arguments):
     result = assembled("demo").model_copy(update={"messages": messages})
     (imported,) = import_data(openai_body(result)).requests
     assert imported.messages == messages
+
+
+def test_a_plan_result_holding_a_lone_surrogate_exports_to_otlp(tmp_path):
+    """Found in session 16: a plan message may hold a lone surrogate (plan messages are not strict strings), and the
+    OTLP export's default trace and span ids (a hash of the result's JSON) raised ``UnicodeEncodeError``. Now the
+    ids are made; writing the JSON out names the text that is not UTF-8 (``core.outputs.write_output``)."""
+    from core import ContextAssembler, ContextPlan, Message, SectionPlan, make_counter
+    from core.errors import RequestError
+    from core.export import otlp_trace
+    from core.outputs import write_output
+
+    plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent")), budget_tokens=400)
+    data = {"system": [Message(role="system", content="Be brief.")],
+            "recent": [Message(role="user", content="x \ud800 y", id="m0")]}
+    result = ContextAssembler(plan, make_counter()).assemble(data)
+    span = otlp_trace(result)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert len(span["traceId"]) == 32 and len(span["spanId"]) == 16
+    with pytest.raises(RequestError, match="not UTF-8"):
+        write_output(json.dumps(otlp_trace(result), ensure_ascii=False), str(tmp_path / "otlp.json"), [])
+    assert not (tmp_path / "otlp.json").exists()
