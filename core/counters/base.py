@@ -166,6 +166,11 @@ class TokenCounter(ABC):
             self._text_cache[text] = hit
         return hit
 
+    def counted_texts(self):
+        """A lookup of the texts ``text_count`` has counted (a text's count, ``None`` where it has not), without a call
+        a text, for a loop over thousands of them; one that finds none where a counter counts texts its own way."""
+        return self._text_cache.get if type(self).text_count is TokenCounter.text_count else {}.get
+
     def text_counts(self, texts: Sequence[str]) -> list[int]:
         """``text_count`` of each of ``texts`` in one pass: the cached ones looked up, the others counted together
         (``text_token_counts``) and cached, each distinct text once."""
@@ -244,7 +249,8 @@ class TokenCounter(ABC):
     def count_and_render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
                               ) -> tuple[int, str] | None:
         """``(count_reusing_texts(...), render_text(...))`` from one rendering of the request, where a counter can
-        give both at once (``MistralCounter``, ``HFCounter``); ``None`` here: they are asked apart."""
+        give both at once (``MistralCounter``, ``HFCounter``; a complete count, told in ``full_counts`` as
+        ``count_reusing_texts`` tells it); ``None`` here: they are asked apart."""
         return None
 
     def count_whole_reusing_texts(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]

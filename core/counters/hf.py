@@ -155,17 +155,18 @@ class HFCounter(TokenCounter):
         """``count_whole``'s count and the rendered text, without the id list (one int object a token, 41 bytes
         each: for a long request the largest thing the default assembly would hold), not kept in ``count``'s cache;
         the pieces of the text counted before (by a check, or alone as a text: an evidence block) are not
-        tokenised again (``hf_pieces.count_known``), as mistral's span memo does."""
+        tokenised again (``hf_pieces.count_known``), as mistral's span memo does. A complete count, told in
+        ``full_counts`` as mistral's is."""
         text = self._apply(messages, tools, tokenize=False)
-        return self._tokenised(text, want_ids=False, reuse=True)[0], text
+        value = self._tokenised(text, want_ids=False, reuse=True)[0]
+        self.full_counts += 1
+        return value, text
 
     def count_reusing_texts(self, messages, tools) -> int:
         """A complete count whose pieces counted before (by a check, a probe, or alone as a text) are not tokenised
         again (``count_and_render_text``); ``token_ids``, ``count`` and ``count_whole`` tokenise every piece. A
-        complete count, told in ``full_counts`` (the assemblies' probe tallies), as mistral's is."""
-        value = self.count_and_render_text(messages, tools)[0]
-        self.full_counts += 1
-        return value
+        complete count, told in ``full_counts`` (the assemblies' probe tallies) by ``count_and_render_text``."""
+        return self.count_and_render_text(messages, tools)[0]
 
     @property
     def texts_as_pieces(self) -> bool:

@@ -34,7 +34,8 @@ def knows_structure(validator: Any) -> bool:
 def refused_by_structure(roles: Sequence[str]) -> bool:
     """Whether such a validator refuses every request whose messages have these roles, whatever their texts, tool
     calls and tools: a single message that is neither user nor system, a last message from the assistant, a role
-    after one it may not follow."""
+    after one it may not follow. (``V3Checks._validate`` applies the same rules inside its one pass over a request,
+    on the same ``_FOLLOWS``: a count's hot path, where a second pass for the roles would cost more than it saves.)"""
     if len(roles) == 1:
         return roles[0] not in ("user", "system")
     if len(roles) > 1 and roles[-1] == "assistant":

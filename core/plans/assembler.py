@@ -335,7 +335,8 @@ class ContextAssembler:
             result.summaries = summaries  # type: ignore[attr-defined]
         from ..rendered import mark_not_rendered
 
-        rendered = None if moved is not None else counts.final_text  # (the text of the messages counted)
+        final = counts.final_rendered  # (the text of the messages counted)
+        rendered = None if moved is not None or final is None else final[1]
         return mark_not_rendered(result, self.counter, ids=counts.final_ids, rendered=rendered)
 
 

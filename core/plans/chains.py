@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..contracts import ChatMessage
-from ..counters.base import TokenCounter
 from ..errors import CounterError, TemplateRefused
 from .counts import _MARKS, _UNSTABLE, mark_unstable
 from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
@@ -20,7 +19,6 @@ _TEXT_ROLES = ("user", "assistant")
 def _refused(counter: Any) -> TemplateRefused:
     """A probe's refusal known without counting it (the message is never shown: a probe only asks whether)."""
     return TemplateRefused(counter.name, "refused by the order of its roles")
-_NOTHING: dict = {}
 
 
 class ChainCosts:
@@ -131,7 +129,7 @@ class ChainCosts:
         states: list[tuple] = []
         text_count, text_of, scope, steps = self.counter.text_count, self._text, self._scope(), self._steps
         marks = scope.get(_MARKS, 0)  # (a constant marked unstable counts here: a step stored since, its key was not)
-        counted = self._counted_texts()
+        counted = self.counter.counted_texts()
         # without passages written into a message, every text is its message's own (frozen) content: the objects
         # name the seams, and a step is known by them alone
         by_objects = not self.sources
@@ -229,14 +227,6 @@ class ChainCosts:
 
         self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
         return costs, States.of(states)
-
-    def _counted_texts(self) -> Any:
-        """A lookup of texts the counter has counted (its ``text_count`` cache, read without a call a step), or one
-        that never finds any where the counter counts texts its own way."""
-        counter = self.counter
-        if type(counter).text_count is TokenCounter.text_count and isinstance(counter.__dict__.get("_text_cache"), dict):
-            return counter._text_cache.get
-        return _NOTHING.get
 
     def _neighbours(self, name: str) -> tuple[Any, Any]:
         """The messages rendered just before and just after section ``name``."""

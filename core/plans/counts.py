@@ -166,8 +166,8 @@ class PlanCounts:
         """Before an error is raised: every count so far was complete, so there is nothing to check."""
 
     final_ids: list[int] | None = None  # the emitted prompt's token ids, where the counter kept them
-    final_text: str | None = None  # its rendered text, where its count gave it (``count_and_render_text``)
-    final_rendered: tuple[list, str] | None = None  # the messages counted then, with that text
+    # the emitted prompt's messages as counted and their rendered text, where the count gave it (``count_and_render_text``)
+    final_rendered: tuple[list, str] | None = None
     _last_whole: tuple[dict, int] | None = None  # the prompt last counted whole by ``total`` and its count
     final_value: int | None = None  # the emitted prompt's count, once counted
 
@@ -188,7 +188,7 @@ class PlanCounts:
             value, self.final_ids = self._count_whole(messages)
         except CounterError as exc:
             raise PromptNotCountable(f"the prompt cannot be counted: {exc}") from exc
-        self.full_counts += max(1, self.counter.full_counts - before)  # (a count that tallies itself: once)
+        self.full_counts += max(1, self.counter.full_counts - before)  # (count_whole_reusing_texts tallies none)
         self.final_value = value
         return value
 

@@ -169,10 +169,9 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
 
     def _count_whole(self, messages: list[ChatMessage]) -> tuple[int, list[int] | None]:
         """The emitted prompt's count with the span memo, and its rendered text where one rendering gives both
-        (``final_text``: the check for what the template left out then renders nothing again)."""
+        (``final_rendered``: the check for what the template left out then renders nothing again)."""
         both = self.counter.count_and_render_text(messages, self.tools)
         if both is not None:
-            self.final_text = both[1]
             self.final_rendered = (messages, both[1])
             return both[0], None
         return self.counter.count_whole_reusing_texts(messages, self.tools)

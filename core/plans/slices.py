@@ -61,8 +61,6 @@ class SliceCosts:
         before = self.counter.full_counts
         try:  # (one rendering gives the count and the text the variant counts start from, where it can)
             both = self.counter.count_and_render_text(messages, self.tools)
-            if both is not None:  # (a count that does not tally itself is one complete count all the same)
-                self.full_counts += max(0, 1 - (self.counter.full_counts - before))
             total, rendered = both if both is not None else (self._count(messages), None)
             variants = self.counter.variant_counts(messages, self.tools, total, rendered)
         except CounterError:
