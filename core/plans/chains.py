@@ -157,6 +157,9 @@ class ChainCosts:
             n = size + k
             states.append((previous, previous_text, None if trail is None else n - trail,  # (``_back``'s)
                            None if last is None else n - last, previous_user))
+            # the user message that opens the turn ``previous`` belongs to, where the small prompt would
+            # start without one (``_measure_constant``)
+            query = item(last) if last is not None and previous is not None and not previous_user else None
             text = message.content  # (``_plain``, inline: a walk takes this step for every entry)
             if message.role not in _TEXT_ROLES or message.tool_calls or not text or text[0].isspace():
                 return None, None
@@ -197,23 +200,23 @@ class ChainCosts:
             step = None
             if host != k:
                 if by_objects:
-                    step = (id(previous), id(message), id(after)) if moves is None else \
-                        (id(previous), id(message), id(after), id(moves[1]), id(moves[2]))
+                    step = (id(previous), id(message), id(after), id(query)) if moves is None else \
+                        (id(previous), id(message), id(after), id(query), id(moves[1]), id(moves[2]))
                 else:
-                    step = (id(previous), id(message), id(after), _seam_end(previous_text), after_seam,
+                    step = (id(previous), id(message), id(after), id(query), _seam_end(previous_text), after_seam,
                             (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
                              _seam_start(text_of(moves[2]))) if moves is not None else None)
             hit = steps.get(step) if step is not None else None
-            if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after
+            if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after and hit[6] is query
                     and (hit[5] == marks or scope.get(hit[1]) != _UNSTABLE)):
                 constant, key = hit[0], hit[1]
             else:
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
-                                               after_text, systems if moves is not None else [], moves)
+                                               after_text, systems if moves is not None else [], moves, query)
                 if constant is None:
                     return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
-                    steps[step] = (constant, key, previous, message, after, marks)
+                    steps[step] = (constant, key, previous, message, after, marks, query)
             self._last_step = (key, moves is not None)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
@@ -298,7 +301,7 @@ class ChainCosts:
 
     def _constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
                   after: Any, after_text: str | None, systems: list[Any],
-                  moves: list | None) -> tuple[int | None, tuple | None]:
+                  moves: list | None, query: Any = None) -> tuple[int | None, tuple | None]:
         """Tokens an entry adds beyond its text between ``previous`` and ``after`` (``None``: count whole),
         and the key they are known by.
 
@@ -322,6 +325,9 @@ class ChainCosts:
             key.append(("seam-after", _seam_end(text), _seam_start(after_text)))
         if parted:
             key.append(("seam-parted", _seam_end(previous_text), _seam_start(after_text)))
+        if query is not None and not systems:  # the turn's user message leads the small prompt (its seams: a
+            query_text = self._text(query)  # template may read what the message is, Qwen3 a tool response)
+            key.append(("turn-opened", _seam_start(query_text), _seam_end(query_text)))
         if systems:  # the system text moves from one message to another
             lead, old_first, new_first = moves
             key.append(("system-moves", _seam_end(systems[-1].content), _seam_start(self._text(old_first)
@@ -335,7 +341,7 @@ class ChainCosts:
         if known is not None and (known[1] or text == known[2]):
             return known[0], key
         measured = self._measure_constant(name, previous, previous_text, message, text, after, after_text,
-                                          systems, moves)
+                                          systems, moves, query)
         if measured is None or (known is not None and measured != known[0]):
             mark_unstable(memo, key)
             self._epoch += 1
@@ -355,13 +361,20 @@ class ChainCosts:
         return self._scope_memo
 
     def _measure_constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
-                          after: Any, after_text: str | None, systems: list[Any], moves: list | None) -> int | None:
+                          after: Any, after_text: str | None, systems: list[Any], moves: list | None,
+                          query: Any = None) -> int | None:
         """Tokens ``message`` adds beyond its text between ``previous`` and ``after``, from two counts of
         a small prompt: the two neighbours (a long text cut in its middle) and it, and where the entry
-        takes the system text over, the system messages and the messages from the last user one."""
+        takes the system text over, the system messages and the messages from the last user one. Where
+        ``previous`` is no user message and a user message comes before it (``query``: the one opening its
+        turn), that message leads the small prompt: a template may write a message otherwise after the
+        last user message than before any (Qwen3 writes a reply that ends the prompt after the last user
+        message with an empty thinking block), so a small prompt without one can count otherwise."""
         lead = [_stand_in(previous, previous_text)] if previous is not None else []
         if previous is not None and previous.role == "tool" and name is not None:
             lead = self._lead(name, previous)
+        if query is not None and not systems and lead and lead[0].role != "user":  # (``_constant``'s key says so)
+            lead = [_stand_in(query, self._text(query))] + lead
         if systems:  # the messages from where the last run of user messages starts (else the neighbour)
             span = [_stand_in(m, self._text(m)) for m in (moves[0]() if callable(moves[0]) else moves[0])]
             if span and (span[0].role == "tool" or span[-1].role == "tool" and not any(m.tool_calls for m in span)):

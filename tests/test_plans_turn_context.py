@@ -1,0 +1,92 @@
+"""Plans whose small prompts must carry the turn a message belongs to: Qwen3 (and Gemma 4) write the reply that
+ends a prompt otherwise when a user message comes before it (an empty thinking block), so what the question adds
+after an assistant reply depends on whether a user message opened that reply's turn. With a system message the
+small prompts held that user message already; without one (a plan with no instructions, an imported agent
+transcript) the default put the thinking block on the question instead of the template entry. Checked against
+the reference on the real tokenizers of ../shared/tokenizers/hf (skipped when absent)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from real_hf import real
+from test_plan_fast_counting import TEXT, assert_same
+
+from core import ContextAssembler, ContextPlan, Message, SectionPlan, ToolCall
+
+USER, ASSISTANT = Message(role="user", content="Hello there", id="u1"), Message(role="assistant", content="Hi.", id="a1")
+QUESTION = Message(role="user", content="And now?", id="q")
+ORPHAN = Message(role="tool", content="result text here", tool_call_id="call_1", id="t1")  # its call dropped
+
+
+def _layout(compaction: str, system: bool) -> tuple[SectionPlan, ...]:
+    return ((SectionPlan("system", pinned=True),) if system else ()) + (
+        SectionPlan("recent", share=0.8, compaction=compaction), SectionPlan("question", pinned=True))
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4"])
+@pytest.mark.parametrize("compaction", ["drop-oldest", "newest-turns", "pin-and-fold"])
+@pytest.mark.parametrize("history", [
+    [USER, ASSISTANT],
+    [USER, ASSISTANT, Message(role="user", content="More", id="u2"), Message(role="assistant", content="Sure.", id="a2")],
+    [ORPHAN, ASSISTANT, Message(role="user", content="More", id="u2"), Message(role="assistant", content="Sure.", id="a2")],
+    [USER, Message(role="assistant", content="Calling.", id="c1", tool_calls=[ToolCall(id="call_1", name="f", arguments={})]),
+     ORPHAN, ASSISTANT],
+], ids=["one turn", "two turns", "a result without its call first", "a tool call in the turn"])
+def test_the_question_after_a_reply_costs_what_the_reference_says_without_a_system_message(name, compaction, history):
+    counter = real(name)
+    data = {"recent": history, "question": [QUESTION]}
+    plan = ContextPlan(sections=_layout(compaction, system=False), budget_tokens=4000)
+    fast = ContextAssembler(plan, counter).assemble(data)
+    reference = ContextAssembler(plan, counter, reference=True).assemble(data)
+    assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json()
+
+
+def test_qwen3_counts_the_thinking_block_of_the_reply_the_question_follows_in_the_template_entry():
+    """What the reference means: without the question, the reply ends the prompt after a user message and
+    gets Qwen3's empty thinking block; with it, it does not. So the question adds its own tokens less that
+    block, and the template entry (the rest of the prompt) holds it."""
+    counter = real("qwen3")
+    plan = ContextPlan(sections=_layout("drop-oldest", system=False), budget_tokens=4000)
+    result = ContextAssembler(plan, counter).assemble({"recent": [USER, ASSISTANT], "question": [QUESTION]})
+    costs = {e.id: e.tokens for e in result.trace}
+    alone = counter.count([USER.chat(), ASSISTANT.chat(), QUESTION.chat()], [])
+    without = counter.count([USER.chat(), ASSISTANT.chat()], [])
+    assert costs["q"] == alone - without
+    assert sum(costs.values()) == result.input_tokens == alone
+
+
+@st.composite
+def conversations(draw):
+    """Turns of a user message, an assistant reply (sometimes a tool call and its result first), in any
+    number, the plan with or without a system message."""
+    history = []
+    for n in range(draw(st.integers(1, 6))):
+        history.append(Message(role="user", content=draw(TEXT) or "u", id=f"u{n}"))
+        if draw(st.integers(0, 3)) == 0:
+            call = ToolCall(id=f"call{n}", name="lookup", arguments={"q": draw(TEXT)})
+            history.append(Message(role="assistant", tool_calls=[call], id=f"c{n}"))
+            history.append(Message(role="tool", content=draw(TEXT) or "{}", tool_call_id=f"call{n}", id=f"r{n}"))
+        history.append(Message(role="assistant", content=draw(TEXT) or "a", id=f"a{n}"))
+    system = draw(st.booleans())
+    layout = ((SectionPlan("system", pinned=True),) if system else ()) + (
+        SectionPlan("recent", share=draw(st.sampled_from([None, 0.5, 0.8])),
+                    compaction=draw(st.sampled_from(["drop-oldest", "newest-turns", "pin-and-fold"]))),
+        SectionPlan("question", pinned=True))
+    data = {"recent": history, "question": [Message(role="user", content=draw(TEXT) or "Why?", id="q")]}
+    if system:
+        data["system"] = [Message(role="system", content=draw(TEXT) or "Be brief.")]
+    return layout, (), data, draw(st.floats(0.0, 1.0)), draw(st.integers(-2, 2))
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4"])
+def test_plans_with_and_without_a_system_message_equal_the_reference(name):
+    counter = real(name)
+
+    @given(conversations())
+    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def check(case):
+        layout, fill_order, data, where, nudge = case
+        assert_same(layout, fill_order, data, counter, where, nudge)
+
+    check()
