@@ -246,6 +246,13 @@ class TokenCounter(ABC):
         the counter cannot tell: ``count`` then says."""
         return False
 
+    def writes_by_turn(self) -> bool:
+        """Whether this counter's chat template may write a message otherwise by whether a user message comes
+        before it (Qwen3 writes the reply that ends a prompt after a user message with an empty thinking block):
+        a plan's small prompts then carry the user message that opens the turn. True where the counter cannot
+        tell (a template of its own, a renderer it does not know)."""
+        return True
+
     def count_and_render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
                               ) -> tuple[int, str] | None:
         """``(count_reusing_texts(...), render_text(...))`` from one rendering of the request, where a counter can

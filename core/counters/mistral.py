@@ -108,6 +108,11 @@ class MistralCounter(TokenCounter):
         except Exception as exc:  # mistral-common's own refusal (ordering, ids, roles)
             raise TemplateRefused(self.name, f"{type(exc).__name__}: {exc}") from None
 
+    def writes_by_turn(self) -> bool:
+        """mistral-common writes each message from its role and text alone (the one move, the system text to the
+        last run of user messages, the plans follow apart)."""
+        return False
+
     def refuses_surely(self, messages: Sequence[ChatMessage]) -> bool:
         """mistral-common's own structure check, on the roles alone (``mistral_checks.refused_by_structure``)."""
         known = self.__dict__.get("_structure_known")

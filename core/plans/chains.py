@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..contracts import ChatMessage
-from ..errors import CounterError, TemplateRefused
+from ..errors import CounterError
 from .counts import _MARKS, _UNSTABLE, mark_unstable
 from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
+from .probes import SmallPrompts
 from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end, _seam_start,
                     _stand_in, tools_key)
 
@@ -16,12 +17,7 @@ from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end
 _TEXT_ROLES = ("user", "assistant")
 
 
-def _refused(counter: Any) -> TemplateRefused:
-    """A probe's refusal known without counting it (the message is never shown: a probe only asks whether)."""
-    return TemplateRefused(counter.name, "refused by the order of its roles")
-
-
-class ChainCosts:
+class ChainCosts(SmallPrompts):
     """The item model of ``FastPlanCounts`` for message sections (a mixin: its state is set there)."""
 
     def _gain(self, name: str, entries: list[Any]) -> int | None:
@@ -133,6 +129,7 @@ class ChainCosts:
         # without passages written into a message, every text is its message's own (frozen) content: the objects
         # name the seams, and a step is known by them alone
         by_objects = not self.sources
+        by_turn = self.counter.writes_by_turn()
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -159,7 +156,7 @@ class ChainCosts:
                            None if last is None else n - last, previous_user))
             # the user message that opens the turn ``previous`` belongs to, where the small prompt would
             # start without one (``_measure_constant``)
-            query = item(last) if last is not None and previous is not None and not previous_user else None
+            query = item(last) if by_turn and last is not None and previous is not None and not previous_user else None
             text = message.content  # (``_plain``, inline: a walk takes this step for every entry)
             if message.role not in _TEXT_ROLES or message.tool_calls or not text or text[0].isspace():
                 return None, None
@@ -388,28 +385,3 @@ class ChainCosts:
         except CounterError:
             return None
         return with_it - without - self.counter.text_count(middle.content)
-
-    def _count_small(self, messages: list[ChatMessage]) -> int:
-        """A small prompt counted as ``total`` counts one (an empty user turn after a final assistant
-        message the template refuses to end on). A prompt the template surely refuses (``refuses_surely``: Mistral
-        refuses a tool result after a system message whatever it holds) is not counted to learn that."""
-        if not messages:
-            messages = [ChatMessage(role="user", content="")]
-        before = self.counter.full_counts
-        try:
-            if not self.counter.refuses_surely(messages):
-                try:
-                    return self.counter.count_reusing_texts(messages, [])
-                except CounterError:
-                    if messages[-1].role != "assistant":
-                        raise
-            elif messages[-1].role != "assistant":
-                raise _refused(self.counter)
-            closed = messages + [ChatMessage(role="user", content="")]
-            if self.counter.refuses_surely(closed):
-                raise _refused(self.counter)
-            return self.counter.count_reusing_texts(closed, [])
-        finally:
-            self.probe_counts += self.counter.full_counts - before
-
-    # ---- passages placed into a user message
