@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import pickle
 import threading
+import time
 from typing import Any
 
 import core
@@ -35,6 +36,13 @@ def start_worker(spec: str) -> None:
         _counter, _counter_error = None, str(exc)
     except Exception as exc:  # never a traceback to the person
         _counter, _counter_error = None, f"{type(exc).__name__}: {exc}"
+
+
+def worker_ready(pause: float) -> int:
+    """This worker's process id, after ``pause`` seconds (``readpool.warm_pool``: a worker answers once its
+    initializer has built its counter; the pause lets the other workers take the other jobs)."""
+    time.sleep(pause)
+    return os.getpid()
 
 
 def exit_with_parent() -> None:

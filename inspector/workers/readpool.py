@@ -14,13 +14,14 @@ import multiprocessing
 import os
 import pickle
 import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Callable
 
 import core
 
 from ..document import Row
-from ..document.reading import read_rows, start_worker
+from ..document.reading import read_rows, start_worker, worker_ready
 from .counters import CounterCache
 
 log = logging.getLogger("inspector")
@@ -28,6 +29,7 @@ log = logging.getLogger("inspector")
 _pools: dict[str, "ReadPool"] = {}  # the reading pool, by spec (one at a time)
 _replay_pools: dict[str, "ReadPool"] = {}  # the replaying pool when its spec is not the reading pool's
 _lock = threading.Lock()
+WARM_SECONDS = 120.0  # the longest ``warm_pool`` waits for every worker to answer
 
 
 def worker_count() -> int:
@@ -111,16 +113,20 @@ def in_worker(spec: str | None, counter: core.TokenCounter, fn: Callable, payloa
 def warm_pool(spec: str) -> threading.Thread:
     """Start the worker processes for ``spec`` now, off the GUI thread, so the first replay, what-if sweep or
     large file does not wait for them (each builds its counter as it starts: two to three seconds here). Started
-    by the app once its counter is built; the thread ends when a worker has answered (one may answer for all, the
-    others still starting). Under ``auto`` only the embedded counter's pool is started: an imported request's
+    by the app once its counter is built; the thread ends when every worker has answered (each answers once its
+    counter is built: until then the machine's cores are busy building counters, which a file opened meanwhile
+    would wait behind), or after ``WARM_SECONDS``. Under ``auto`` only the embedded counter's pool is started: an imported request's
     replays count with its model's counter, whose pool starts at its first use. A pool whose processes cannot start is discarded with a warning (the work then
     runs in this process, as when a worker dies); a worker whose counter cannot be built says so per job."""
     def start() -> None:
         pool = None
         try:
             pool = read_pool(spec)
-            for future in [pool.submit_call(os.getpid) for _ in range(pool.workers)]:
-                future.result()
+            answered: set[int] = set()
+            deadline = time.monotonic() + WARM_SECONDS
+            while len(answered) < pool.workers and time.monotonic() < deadline:  # a short wait in each job, so
+                # one worker, started first, does not answer every job while another still builds its counter
+                answered.update(f.result() for f in [pool.submit_call(worker_ready, 0.05) for _ in range(pool.workers)])
         except Exception as exc:  # noqa: BLE001 - no processes here: the work runs in this process later
             log.warning("worker processes for %s did not start (%s: %s)", spec, type(exc).__name__, exc)
             if pool is not None:
