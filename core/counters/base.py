@@ -246,6 +246,12 @@ class TokenCounter(ABC):
         the counter cannot tell: ``count`` then says."""
         return False
 
+    def rewritten_by_template(self, text: str) -> bool:
+        """Whether the chat template may write ``text`` otherwise than as it is, by what it holds (Qwen3 leaves the
+        reasoning before ``</think>`` out of earlier replies: ``core.counters.template_rewrites``): an item whose
+        text does is counted in its place, not predicted from its text count. False here (a template of its own)."""
+        return False
+
     def writes_by_turn(self) -> bool:
         """Whether this counter's chat template may write a message otherwise by whether a user message comes
         before it (Qwen3 writes the reply that ends a prompt after a user message with an empty thinking block):

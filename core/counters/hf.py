@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
-from . import template_compare, template_limits
+from . import template_compare, template_limits, template_rewrites
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
 from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, write_manifest  # noqa: F401
 from .hf_manifest import (_quiet_transformers, _template_sha256, files_on_disk, format_template_kwargs,
@@ -258,6 +258,12 @@ class HFCounter(TokenCounter):
         from .hf_variants import variants
 
         return variants(self, messages, tools, total, rendered)
+
+    def rewritten_by_template(self, text: str) -> bool:
+        test = self.__dict__.get("_rewritten")
+        if test is None:  # read from the templates' syntax once per counter
+            test = self._rewritten = template_rewrites.rewritten_test(self._templates)
+        return test(text)
 
     def compared_message_fields(self) -> frozenset[str]:
         """Read from the chat templates' syntax (``core.counters.template_compare``), once per counter; a

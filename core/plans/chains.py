@@ -129,7 +129,7 @@ class ChainCosts(SmallPrompts):
         # without passages written into a message, every text is its message's own (frozen) content: the objects
         # name the seams, and a step is known by them alone
         by_objects = not self.sources
-        by_turn = self.counter.writes_by_turn()
+        by_turn, rewritten = self.counter.writes_by_turn(), self.counter.rewritten_by_template
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -158,7 +158,8 @@ class ChainCosts(SmallPrompts):
             # start without one (``_measure_constant``)
             query = item(last) if by_turn and last is not None and previous is not None and not previous_user else None
             text = message.content  # (``_plain``, inline: a walk takes this step for every entry)
-            if message.role not in _TEXT_ROLES or message.tool_calls or not text or text[0].isspace():
+            if (message.role not in _TEXT_ROLES or message.tool_calls or not text or text[0].isspace()
+                    or rewritten(text)):  # (a template that writes the text by what it holds: counted whole)
                 return None, None
             if host == k:
                 text = self._carrying(text, blocks)

@@ -264,7 +264,8 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         # ``_constant`` learns it by): once a walk has met that key checked, the rest of its kind take it.
         memo, kinds, out = self._scope(), {}, []
         for m in entries:
-            kind = (m.role, _seam_start(m.content), _seam_end(m.content)) if _plain(m) else None
+            kind = (m.role, _seam_start(m.content), _seam_end(m.content)) \
+                if _plain(m) and not self.counter.rewritten_by_template(m.content) else None
             hit = kinds.get(kind) if kind is not None else None
             if hit is not None:
                 known = memo.get(hit[1])
