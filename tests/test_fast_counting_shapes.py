@@ -16,7 +16,9 @@ from core import RequiredContextTooLarge, assemble, make_counter, parse_request
 HF = SHARED / "tokenizers" / "hf"
 EDGE = st.sampled_from(["", "", " ", "  ", "\n", "\n\n", " \n", "\t", "\r\n", " \t "])
 WORD = st.sampled_from(["Budget", "token", "window.", "x", "é", "字", "!", "42", "a b", "[INST]", "</s>",
-                        "<|im_end|>", '"q"', "{}", "ok?", "Évidence", "\n", "end."])
+                        "<|im_end|>", '"q"', "{}", "ok?", "Évidence", "\n", "end.",
+                        # what a template looks for inside a text to write it otherwise (Qwen3, Gemma 4)
+                        "<think>", "</think>", "<|channel>", "<channel|>", "<tool_response>"])
 BODY = st.lists(WORD, min_size=1, max_size=6).map(" ".join)
 CONTENT = st.tuples(EDGE, BODY, EDGE).map("".join)
 TOOLS = [{"name": "search", "description": "Search the docs.",
