@@ -20,7 +20,8 @@ ADVERSARIAL = st.one_of(
     st.text(alphabet="abcdefghij", min_size=40, max_size=300),                 # long runs without spaces
     st.sampled_from(["Привет мир ", "こんにちは世界", "مرحبا بالعالم", "🙂🚀👩‍💻", "e\u0301", "\t\r\n", "  ",
                      "[INST]", "[/INST]", "</s>", "<s>", "<|im_start|>", "</evidence>", "&amp;", "\"quoted\"",
-                     "Summary of earlier conversation:", "1.", "\n\n"]),
+                     "Summary of earlier conversation:", "1.", "\n\n",
+                     "<think>", "</think>", "<|channel>", "<channel|>", "<tool_response>"]),  # rewritten by templates
     st.lists(st.sampled_from(["a", " ", "\n", "1", "!", "é", "字"]), max_size=24).map("".join),  # tiny mixed
 )
 TEXT = st.lists(ADVERSARIAL, min_size=0, max_size=4).map("".join)

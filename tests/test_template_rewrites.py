@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_hf import real
-from test_plan_fast_counting import TEXT, assert_same
+from test_plan_fast_counting import TEXT, assert_same, outcome
 
 import core
 from core import Message, SectionPlan
@@ -97,3 +97,46 @@ def test_plans_with_reasoning_in_their_replies_equal_the_reference(name):
         assert_same(layout, fill_order, data, counter, where, nudge)
 
     check()
+
+
+def _same_at_every_budget(counter, layout, data):
+    from core import ContextAssembler, ContextPlan
+
+    roomy = ContextAssembler(ContextPlan(sections=layout, budget_tokens=10 ** 6), counter, reference=True).assemble(data)
+    pins = sum(e.tokens for e in roomy.trace if e.decision in ("pinned", "required"))
+    for budget in range(max(8, pins - 1), roomy.input_tokens + 2):
+        plan = ContextPlan(sections=layout, budget_tokens=budget)
+        fast, reference = (outcome(ContextAssembler(plan, counter, reference=r), data) for r in (False, True))
+        if isinstance(reference, Exception):  # the pins alone over the budget: both say so
+            assert str(fast) == str(reference), budget
+            continue
+        assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json(), budget
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4"])
+def test_what_the_question_adds_after_a_reply_with_reasoning_is_that_reply_s_own(name):
+    """Without the question, a reply with reasoning ends the prompt after a user message and keeps its reasoning;
+    with it, it does not: what the question adds depends on that reasoning's length. A constant learned beside
+    one reply was taken beside another (found by the property above, after earlier examples had taught it)."""
+    counter = real(name)
+    layout = (SectionPlan("recent", compaction="drop-oldest"), SectionPlan("question", pinned=True))
+    for reasoning in REASONINGS[:3]:
+        recent = [Message(role="user", content="u", id="u0"), Message(role="assistant", content="a", id="a0"),
+                  Message(role="user", content="more", id="u1"),
+                  Message(role="assistant", content=reply(name, reasoning, "a"), id="a1")]
+        _same_at_every_budget(counter, layout, {"recent": recent, "question": [Message(role="user", content="Why?",
+                                                                                        id="q")]})
+
+
+@pytest.mark.parametrize("question", ["<think>", "x </think> y", "<|channel>"])
+def test_a_question_holding_a_spelling_costs_what_the_reference_says(question):
+    """Such a question is counted from a small prompt of its own, which must hold the user message that opens the
+    turn of the reply before it, as the item walk's do (``tests/test_plans_turn_context.py``)."""
+    counter = real("qwen3")
+    call = core.ToolCall(id="call0", name="lookup", arguments={"q": ""})
+    recent = [Message(role="user", content="u", id="u0"), Message(role="assistant", tool_calls=[call], id="c0"),
+              Message(role="tool", content="{}", tool_call_id="call0", id="r0"),
+              Message(role="assistant", content="a", id="a0")]
+    layout = (SectionPlan("recent", compaction="drop-oldest"), SectionPlan("question", pinned=True))
+    _same_at_every_budget(counter, layout, {"recent": recent, "question": [Message(role="user", content=question,
+                                                                                    id="q")]})

@@ -259,11 +259,10 @@ class HFCounter(TokenCounter):
 
         return variants(self, messages, tools, total, rendered)
 
-    def rewritten_by_template(self, text: str) -> bool:
-        test = self.__dict__.get("_rewritten")
-        if test is None:  # read from the templates' syntax once per counter
-            test = self._rewritten = template_rewrites.rewritten_test(self._templates)
-        return test(text)
+    def _rewrite_test(self):
+        if "_rewrites" not in self.__dict__:  # read from the templates' syntax once per counter
+            self._rewrites = template_rewrites.rewritten_test(self._templates)
+        return self._rewrites
 
     def compared_message_fields(self) -> frozenset[str]:
         """Read from the chat templates' syntax (``core.counters.template_compare``), once per counter; a

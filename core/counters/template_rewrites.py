@@ -64,12 +64,12 @@ def spellings(source: str, environment) -> frozenset[str] | None:
 
 def rewritten_test(templates: str | dict):
     """``text -> bool``: whether ``text`` holds a spelling the templates look for (every text, where a template
-    could not be read; none, where they look for nothing)."""
+    could not be read); ``None`` where they look for nothing."""
     found = spellings_of_templates(templates)
     if found is None:
         return lambda text: True
     if not found:
-        return lambda text: False
+        return None
     search = re.compile("|".join(map(re.escape, sorted(found, key=len, reverse=True)))).search
     return lambda text: search(text) is not None
 

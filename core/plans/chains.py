@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contracts import ChatMessage
 from ..errors import CounterError
 from .counts import _MARKS, _UNSTABLE, mark_unstable
 from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
+from .neighbours import SectionContext
 from .probes import SmallPrompts
 from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end, _seam_start,
                     _stand_in, tools_key)
@@ -17,7 +17,11 @@ from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end
 _TEXT_ROLES = ("user", "assistant")
 
 
-class ChainCosts(SmallPrompts):
+def _never(text: str) -> bool:
+    return False
+
+
+class ChainCosts(SmallPrompts, SectionContext):
     """The item model of ``FastPlanCounts`` for message sections (a mixin: its state is set there)."""
 
     def _gain(self, name: str, entries: list[Any]) -> int | None:
@@ -104,8 +108,13 @@ class ChainCosts(SmallPrompts):
             else:
                 trail, previous_user = None, False
         state = _back((before, self._text(before), trail, last, previous_user), len(earlier))
+        # a text around the section that the template writes by what it holds (Qwen3's reasoning, kept in a reply
+        # after the last user message only): what an entry adds then depends on that text, which no key holds
+        rewritten = self.counter.rewritten_by_template
+        around = self.counter.rewrites_texts() and any(
+            rewritten(self._text(m)) for m in earlier + later + systems + [before, after] if m is not None and m.content)
         return (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
-                after_seam, state)
+                after_seam, around, state)
 
     def _walk(self, ctx: tuple, entries: list[Any], k0: int, state: tuple, resume: tuple | None
               ) -> tuple[list[int] | None, States | None]:
@@ -113,7 +122,9 @@ class ChainCosts(SmallPrompts):
         with ``resume`` (the last list's costs and states, its offset and where the lists meet again), the
         last list's costs are taken over from the first entry whose state is the one it had there."""
         (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
-         after_seam, _) = ctx
+         after_seam, around, _) = ctx
+        if around:  # (``_make_chain_context``): each entry counted in its place instead
+            return None, None
         host = next((k for k, m in enumerate(entries) if m.role == "user"), None) if blocks else None
         size = len(earlier)
         previous, previous_text, trail, last, previous_user = _at(state, size + k0)
@@ -129,7 +140,8 @@ class ChainCosts(SmallPrompts):
         # without passages written into a message, every text is its message's own (frozen) content: the objects
         # name the seams, and a step is known by them alone
         by_objects = not self.sources
-        by_turn, rewritten = self.counter.writes_by_turn(), self.counter.rewritten_by_template
+        by_turn = self.counter.writes_by_turn()
+        rewritten = self.counter.rewritten_by_template if self.counter.rewrites_texts() else _never
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -228,74 +240,6 @@ class ChainCosts(SmallPrompts):
 
         self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
         return costs, States.of(states)
-
-    def _neighbours(self, name: str) -> tuple[Any, Any]:
-        """The messages rendered just before and just after section ``name``."""
-        at = self.message_sections.index(name)
-        before = next((self.current[s][-1] for s in reversed(self.message_sections[:at]) if self.current[s]), None)
-        after = next((self.current[s][0] for s in self.message_sections[at + 1:] if self.current[s]), None)
-        return before, after
-
-    def _lead(self, name: str, before: Any) -> list[ChatMessage]:
-        """The message before section ``name`` for a small prompt, with the assistant message whose
-        tool calls it answers (and the results between) when it is a tool result."""
-        if before is None:
-            return []
-        lead = [before]
-        if before.role == "tool":
-            at = self.message_sections.index(name)
-            earlier = [m for s in self.message_sections[:at] for m in self.current[s]]
-            for m in reversed(earlier[:-1]):
-                lead.insert(0, m)
-                if m.role != "tool":
-                    break
-        return [_stand_in(m, self._text(m)) for m in lead]
-
-    def _trail(self, name: str | None, after: Any, after_text: str | None = None) -> list[ChatMessage]:
-        """The message after section ``name`` for a small prompt, with the tool results that answer it
-        when it is an assistant message with tool calls."""
-        if after is None:
-            return []
-        trail = [_stand_in(after, after_text if after_text is not None else self._text(after))]
-        if after.tool_calls and name is not None:
-            at = self.message_sections.index(name)
-            later = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
-            for m in later[1:]:
-                if m.role != "tool":
-                    break
-                trail.append(_stand_in(m, self._text(m)))
-        return trail
-
-    def _systems(self, name: str) -> list[Any]:
-        """The system messages of the prompt outside section ``name``."""
-        return [m for s in self.message_sections if s != name for m in self.current[s] if m.role == "system"]
-
-    def _blocks(self, name: str) -> list[Any]:
-        """The passages placed into section ``name``'s first user message, in order."""
-        return [m for source in self.sources.get(name, ()) for m in self.current[source]]
-
-    def _text(self, message: Any) -> str | None:
-        """A committed message's text as rendered (with its evidence blocks, if it carries them); kept
-        until the next commit (what carries the blocks can only change there)."""
-        if message is None:
-            return None
-        hit = self._text_memo.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        text = self._rendered_text(message)
-        self._text_memo[id(message)] = (message, text)
-        return text
-
-    def _rendered_text(self, message: Any) -> str:
-        for target in self.sources:
-            if next((m for m in self.current[target] if m.role == "user"), None) is message:
-                blocks = self._blocks(target)
-                if blocks:
-                    key = (id(message), tuple(map(id, blocks)))
-                    if self._host_text[0] != key:
-                        self._host_text = (key, self._carrying(message.content or "", blocks))
-                    return self._host_text[1]
-        return message.content or ""
 
     def _constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
                   after: Any, after_text: str | None, systems: list[Any],

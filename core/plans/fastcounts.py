@@ -265,7 +265,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         memo, kinds, out = self._scope(), {}, []
         for m in entries:
             kind = (m.role, _seam_start(m.content), _seam_end(m.content)) \
-                if _plain(m) and not self.counter.rewritten_by_template(m.content) else None
+                if _plain(m) and not self.counter.rewritten_by_template(m.content or "") else None
             hit = kinds.get(kind) if kind is not None else None
             if hit is not None:
                 known = memo.get(hit[1])
@@ -308,7 +308,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
             return self._whole_kept_costs(name, entries)
         if self._systems(name) and (any(m.role == "user" for m in entries) or _joins(before, after)):
             return self._whole_kept_costs(name, entries)  # the start of the last run of user messages may move
-        lead, tail = self._lead(name, before), self._trail(name, after)
+        lead, tail = self._turn_opened(name, self._lead(name, before)), self._trail(name, after)
         blocks = self._blocks(name)
         host = next((m for m in entries if m.role == "user"), None) if blocks else None
         chats = [m.chat() if m is not host else m.chat().model_copy(update={"content": self._carrying(

@@ -1,0 +1,90 @@
+"""What surrounds a plan section in the committed prompt: its neighbours, the messages a small prompt takes
+from around it, and each committed message's text as rendered."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..contracts import ChatMessage
+from .seams import _stand_in
+
+
+class SectionContext:
+    """A mixin of ``FastPlanCounts`` (its ``current``, ``message_sections``, ``sources`` and memos are set there)."""
+
+    def _neighbours(self, name: str) -> tuple[Any, Any]:
+        """The messages rendered just before and just after section ``name``."""
+        at = self.message_sections.index(name)
+        before = next((self.current[s][-1] for s in reversed(self.message_sections[:at]) if self.current[s]), None)
+        after = next((self.current[s][0] for s in self.message_sections[at + 1:] if self.current[s]), None)
+        return before, after
+
+    def _lead(self, name: str, before: Any) -> list[ChatMessage]:
+        """The message before section ``name`` for a small prompt, with the assistant message whose
+        tool calls it answers (and the results between) when it is a tool result."""
+        if before is None:
+            return []
+        lead = [before]
+        if before.role == "tool":
+            at = self.message_sections.index(name)
+            earlier = [m for s in self.message_sections[:at] for m in self.current[s]]
+            for m in reversed(earlier[:-1]):
+                lead.insert(0, m)
+                if m.role != "tool":
+                    break
+        return [_stand_in(m, self._text(m)) for m in lead]
+
+    def _turn_opened(self, name: str, lead: list[ChatMessage]) -> list[ChatMessage]:
+        """``lead`` (the messages before section ``name`` in a small prompt) led by the last user message before the
+        section, where no user message leads it and the counter may write by turn (``_measure_constant`` says why)."""
+        if not lead or lead[0].role == "user" or not self.counter.writes_by_turn():
+            return lead
+        at = self.message_sections.index(name)
+        query = next((m for s in reversed(self.message_sections[:at]) for m in reversed(self.current[s])
+                      if m.role == "user"), None)
+        return lead if query is None else [_stand_in(query, self._text(query))] + lead
+
+    def _trail(self, name: str | None, after: Any, after_text: str | None = None) -> list[ChatMessage]:
+        """The message after section ``name`` for a small prompt, with the tool results that answer it
+        when it is an assistant message with tool calls."""
+        if after is None:
+            return []
+        trail = [_stand_in(after, after_text if after_text is not None else self._text(after))]
+        if after.tool_calls and name is not None:
+            at = self.message_sections.index(name)
+            later = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
+            for m in later[1:]:
+                if m.role != "tool":
+                    break
+                trail.append(_stand_in(m, self._text(m)))
+        return trail
+
+    def _systems(self, name: str) -> list[Any]:
+        """The system messages of the prompt outside section ``name``."""
+        return [m for s in self.message_sections if s != name for m in self.current[s] if m.role == "system"]
+
+    def _blocks(self, name: str) -> list[Any]:
+        """The passages placed into section ``name``'s first user message, in order."""
+        return [m for source in self.sources.get(name, ()) for m in self.current[source]]
+
+    def _text(self, message: Any) -> str | None:
+        """A committed message's text as rendered (with its evidence blocks, if it carries them); kept
+        until the next commit (what carries the blocks can only change there)."""
+        if message is None:
+            return None
+        hit = self._text_memo.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        text = self._rendered_text(message)
+        self._text_memo[id(message)] = (message, text)
+        return text
+
+    def _rendered_text(self, message: Any) -> str:
+        for target in self.sources:
+            if next((m for m in self.current[target] if m.role == "user"), None) is message:
+                blocks = self._blocks(target)
+                if blocks:
+                    key = (id(message), tuple(map(id, blocks)))
+                    if self._host_text[0] != key:
+                        self._host_text = (key, self._carrying(message.content or "", blocks))
+                    return self._host_text[1]
+        return message.content or ""
