@@ -99,3 +99,28 @@ def test_plans_with_and_without_a_system_message_equal_the_reference(name):
         assert_same(layout, fill_order, data, counter, where, nudge)
 
     check()
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4", "mistral"])
+def test_a_dropped_note_before_a_reply_the_prompt_goes_on_after_costs_what_the_reference_says(name):
+    """The small prompt of an entry ended on the message after its section: a reply there was the prompt's last
+    message, and Qwen3 gave it an empty thinking block that the whole prompt, which goes on with user messages,
+    does not have (a dropped note cost 10 tokens for 6 at 19 of 45 budgets; the case the plan property found on
+    real Qwen3). The small prompt now ends with the user message that closes that reply's turn."""
+    counter = counter_of(name)
+    call = ToolCall(id="call0", name="lookup", arguments={"q": ""})
+    layout = (SectionPlan("system", pinned=True), SectionPlan("notes"), SectionPlan("recent"),
+              SectionPlan("evidence", compaction="by-score", into="question"), SectionPlan("question", pinned=True))
+    data = {"system": [Message(role="system", content="Be brief.")],
+            "notes": [Message(role="user", content="n", id="n0"), Message(role="user", content="n", id="n1")],
+            "recent": [Message(role="user", content="u", id="u0"), Message(role="assistant", tool_calls=[call], id="c0"),
+                       Message(role="tool", content="{}", tool_call_id="call0", id="r0"),
+                       Message(role="assistant", content="a", id="a0"),
+                       Message(role="user", content="u", id="u1", pinned=True),
+                       Message(role="user", content="u", id="u2", pinned=True)],
+            "evidence": [Message(role="user", content="", id=f"p{i}", pinned=i < 2, score=0.0, source="")
+                         for i in range(6)],
+            "question": [Message(role="user", content="Why?", id="q")]}
+    for where in (0.0, 0.3, 0.5, 0.6, 0.7, 0.9):
+        for nudge in (-2, -1, 0, 1, 2):
+            assert_same(layout, ("evidence", "recent"), data, counter, where, nudge)

@@ -141,6 +141,7 @@ class ChainCosts(SmallPrompts, SectionContext):
         # name the seams, and a step is known by them alone
         by_objects = not self.sources
         by_turn = self.counter.writes_by_turn()
+        closing = self._closing(name) if after is not None else None  # (in a step's key: it may change at a commit)
         rewritten = self.counter.rewritten_by_template if self.counter.rewrites_texts() else _never
         for k in range(k0, len(entries)):
             message = entries[k]
@@ -210,15 +211,16 @@ class ChainCosts(SmallPrompts, SectionContext):
             step = None
             if host != k:
                 if by_objects:
-                    step = (id(previous), id(message), id(after), id(query)) if moves is None else \
-                        (id(previous), id(message), id(after), id(query), id(moves[1]), id(moves[2]))
+                    step = (id(previous), id(message), id(after), id(query), id(closing)) if moves is None else \
+                        (id(previous), id(message), id(after), id(query), id(closing), id(moves[1]), id(moves[2]))
                 else:
-                    step = (id(previous), id(message), id(after), id(query), _seam_end(previous_text), after_seam,
+                    step = (id(previous), id(message), id(after), id(query), id(closing), _seam_end(previous_text),
+                            after_seam,
                             (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
                              _seam_start(text_of(moves[2]))) if moves is not None else None)
             hit = steps.get(step) if step is not None else None
             if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after and hit[6] is query
-                    and (hit[5] == marks or scope.get(hit[1]) != _UNSTABLE)):
+                    and hit[7] is closing and (hit[5] == marks or scope.get(hit[1]) != _UNSTABLE)):
                 constant, key = hit[0], hit[1]
             else:
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
@@ -226,7 +228,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                 if constant is None:
                     return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
-                    steps[step] = (constant, key, previous, message, after, marks, query)
+                    steps[step] = (constant, key, previous, message, after, marks, query, closing)
             self._last_step = (key, moves is not None)
             if host == k:  # its text is the question's plus what the evidence blocks add
                 placed = self._passages(message.content, blocks)
@@ -270,6 +272,10 @@ class ChainCosts(SmallPrompts, SectionContext):
         if query is not None and not systems:  # the turn's user message leads the small prompt (its seams: a
             query_text = self._text(query)  # template may read what the message is, Qwen3 a tool response)
             key.append(("turn-opened", _seam_start(query_text), _seam_end(query_text)))
+        closing = self._closing(name) if name is not None and after is not None else None
+        if closing is not None:  # and the one closing the turn of the message after it ends it (``_trail``)
+            closing_text = self._text(closing)
+            key.append(("turn-closed", _seam_start(closing_text), _seam_end(closing_text)))
         if systems:  # the system text moves from one message to another
             lead, old_first, new_first = moves
             key.append(("system-moves", _seam_end(systems[-1].content), _seam_start(self._text(old_first)

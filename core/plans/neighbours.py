@@ -45,7 +45,8 @@ class SectionContext:
 
     def _trail(self, name: str | None, after: Any, after_text: str | None = None) -> list[ChatMessage]:
         """The message after section ``name`` for a small prompt, with the tool results that answer it
-        when it is an assistant message with tool calls."""
+        when it is an assistant message with tool calls, and the user message that closes its turn
+        (``_closing``)."""
         if after is None:
             return []
         trail = [_stand_in(after, after_text if after_text is not None else self._text(after))]
@@ -56,7 +57,26 @@ class SectionContext:
                 if m.role != "tool":
                     break
                 trail.append(_stand_in(m, self._text(m)))
+        closing = self._closing(name) if name is not None else None
+        if closing is not None:
+            trail.append(_stand_in(closing, self._text(closing)))
         return trail
+
+    def _closing(self, name: str) -> Any:
+        """The first user message after the one after section ``name`` (and its tool results), where that one is no
+        user message and the counter may write by turn: without it the small prompt would end on that message, and
+        Qwen3 writes a reply that ends the prompt after a user message with an empty thinking block. Until a
+        commit (kept beside the section's chain context)."""
+        key = (name, "closing")
+        if key in self._ctx_memo:
+            return self._ctx_memo[key]
+        at = self.message_sections.index(name)
+        later = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
+        found = None
+        if later and later[0].role != "user" and self.counter.writes_by_turn():
+            found = next((m for m in later[1:] if m.role == "user"), None)
+        self._ctx_memo[key] = found
+        return found
 
     def _systems(self, name: str) -> list[Any]:
         """The system messages of the prompt outside section ``name``."""
