@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from real_hf import real
 from support import default_counter
-from test_plan_fast_counting import TEXT, assert_same, outcome
+from test_plan_fast_counting import TEXT, TOOLSETS, assert_same, outcome, plans
 
 from core import ContextAssembler, ContextPlan, Message, SectionPlan, ToolCall
 
@@ -124,3 +124,22 @@ def test_a_dropped_note_before_a_reply_the_prompt_goes_on_after_costs_what_the_r
     for where in (0.0, 0.3, 0.5, 0.6, 0.7, 0.9):
         for nudge in (-2, -1, 0, 1, 2):
             assert_same(layout, ("evidence", "recent"), data, counter, where, nudge)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4"])
+def test_the_plan_property_holds_on_real_templates_with_and_without_a_system_message(name):
+    """``tests/test_plan_fast_counting.py``'s plans (notes, tool-call turns, pinned messages, passages into the
+    question, every history strategy, tools offered) on real Qwen3 and Gemma 4, the system message kept or left
+    out: run here, it found the defects above."""
+    counter = counter_of(name)
+
+    @given(plans(), st.sampled_from(TOOLSETS), st.booleans())
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    def check(case, tools, without_system):
+        layout, fill_order, data, where, nudge = case
+        if without_system:
+            layout = tuple(s for s in layout if s.name != "system")
+            data = {k: v for k, v in data.items() if k != "system"}
+        assert_same(layout, fill_order, data, counter, where, nudge, tools)
+
+    check()
