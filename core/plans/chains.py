@@ -108,11 +108,16 @@ class ChainCosts(SmallPrompts, SectionContext):
             else:
                 trail, previous_user = None, False
         state = _back((before, self._text(before), trail, last, previous_user), len(earlier))
-        # a text around the section that the template writes by what it holds (Qwen3's reasoning, kept in a reply
-        # after the last user message only): what an entry adds then depends on that text, which no key holds
-        rewritten = self.counter.rewritten_by_template
-        around = self.counter.rewrites_texts() and any(
-            rewritten(self._text(m)) for m in earlier + later + systems + [before, after] if m is not None and m.content)
+        # a text in the last turn, which the section is in (no user message after it), that the template writes by
+        # what it holds (Qwen3 keeps a reply's reasoning after the last user message only): what an entry adds then
+        # depends on that text, which no key holds. Where a user message follows the section, the last user message
+        # is there whatever the section holds, and every text around it is written alike with an entry and without
+        around = False
+        if self.counter.rewrites_texts() and not any(m.role == "user" for m in later):
+            opened = max((i for i, m in enumerate(earlier) if m.role == "user"), default=0)
+            rewritten = self.counter.rewritten_by_template
+            around = any(rewritten(self._text(m)) for m in earlier[opened:] + later + [before, after]
+                         if m is not None and m.content)
         return (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
                 after_seam, around, state)
 

@@ -7,6 +7,8 @@ from typing import Any
 from ..contracts import ChatMessage
 from .seams import _stand_in
 
+TURN_MESSAGES = 32  # the longest turn a small prompt takes whole (``_turn_opened``); beyond, counted whole
+
 
 class SectionContext:
     """A mixin of ``FastPlanCounts`` (its ``current``, ``message_sections``, ``sources`` and memos are set there)."""
@@ -33,15 +35,21 @@ class SectionContext:
                     break
         return [_stand_in(m, self._text(m)) for m in lead]
 
-    def _turn_opened(self, name: str, lead: list[ChatMessage]) -> list[ChatMessage]:
-        """``lead`` (the messages before section ``name`` in a small prompt) led by the last user message before the
-        section, where no user message leads it and the counter may write by turn (``_measure_constant`` says why)."""
+    def _turn_opened(self, name: str, lead: list[ChatMessage]) -> list[ChatMessage] | None:
+        """``lead`` (the messages before section ``name`` in a small prompt) as the whole turn it ends: every message
+        from the last user message before the section, where no user message leads it and the counter may write by
+        turn (``_measure_constant`` says why; a reply between them may be written by it too: Qwen3 keeps a reply's
+        reasoning after the last user message only). ``None`` where that turn is longer than ``TURN_MESSAGES``."""
         if not lead or lead[0].role == "user" or not self.counter.writes_by_turn():
             return lead
         at = self.message_sections.index(name)
-        query = next((m for s in reversed(self.message_sections[:at]) for m in reversed(self.current[s])
-                      if m.role == "user"), None)
-        return lead if query is None else [_stand_in(query, self._text(query))] + lead
+        earlier = [m for s in self.message_sections[:at] for m in self.current[s] if m.role != "system"]
+        opened = max((i for i, m in enumerate(earlier) if m.role == "user"), default=None)
+        if opened is None:
+            return lead
+        if len(earlier) - opened > TURN_MESSAGES:
+            return None
+        return [_stand_in(m, self._text(m)) for m in earlier[opened:]]
 
     def _trail(self, name: str | None, after: Any, after_text: str | None = None) -> list[ChatMessage]:
         """The message after section ``name`` for a small prompt, with the tool results that answer it
