@@ -33,6 +33,11 @@ def test_the_spellings_are_what_a_template_looks_for_inside_a_text_not_the_keys_
     assert spellings(source, _environment(source)) == {"</think>", "[X]", "<a>", "<b>"}
     assert spellings("{{ messages[0].content }}", _environment("x")) == frozenset()
     assert spellings("{% if %}", _environment("x")) is None
+    reached = ("{% set end = '</think>' %}{% macro cut(t, mark) %}{{ t.split(mark)[-1] }}{% endmacro %}"
+               "{% for m in messages %}{% if end in m.content %}{{ cut(m.content, '<|x|>') }}{% endif %}"
+               "{% if m.content[:15] == '<tool_response>' %}{{ m.content | replace(old='<b>', new='') }}{% endif %}"
+               "{% if '.' in m.name %}{% endif %}{% endfor %}")
+    assert spellings(reached, _environment(reached)) == {"</think>", "<|x|>", "<tool_response>", "<b>"}
 
 
 @pytest.mark.parametrize("name, spelled", [("qwen3", {"</think>", "<think>", "<tool_response>", "</tool_response>"}),
