@@ -1,4 +1,4 @@
-"""Plans whose small prompts must carry the turn a message belongs to: Qwen3 (and Gemma 4) write the reply that
+"""Plans whose small prompts must carry the turn a message belongs to: Qwen3 writes the reply that
 ends a prompt otherwise when a user message comes before it (an empty thinking block), so what the question adds
 after an assistant reply depends on whether a user message opened that reply's turn. With a system message the
 small prompts held that user message already; without one (a plan with no instructions, an imported agent

@@ -60,7 +60,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         self._first_memo: dict[tuple[int, str], tuple[Any, int]] = {}
         self._text_memo: dict[int, tuple[Any, str]] = {}  # a committed message's rendered text, until a commit
         self._host_ok: dict[int, tuple[Any, bool]] = {}
-        self._ctx_memo: dict[str, tuple] = {}  # a section's chain context, until a commit
+        self._ctx_memo: dict[Any, Any] = {}  # a section's chain context (and its closing message), until a commit
         self._bare: dict[str, tuple] = {}  # a section left empty: its small count and outline, until a commit
         self._slices: dict[str, tuple] = {}  # a section's variant counts, until another section commits
         self._final_variants: tuple | None = None  # the emitted prompt's variant counts, once asked for
