@@ -197,3 +197,23 @@ GEMMA4_SUMMARISE = dict(
 def test_summarise_span_under_gemma4_with_tool_calls_equals_the_reference():
     layout, fill_order, data, where, nudge = GEMMA4_SUMMARISE["case"]
     assert_same(layout, fill_order, data, real("gemma4"), where, nudge, GEMMA4_SUMMARISE["tools"])
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4", "mistral"])
+def test_a_prompt_that_ends_on_a_reply_after_a_tool_call_costs_what_the_reference_says(name):
+    """The section's small prompts ended at the tool result after it, without the reply that ends the whole
+    prompt, which Qwen3 writes with an empty thinking block after a user message (a dropped turn 7 tokens for 11
+    at 4 of 29 budgets, and 24 others fell back to the reference; older than session 17, found by its review). They
+    now take the rest of that last turn."""
+    counter = counter_of(name)
+    call = ToolCall(id="call0", name="lookup", arguments={"q": "x"})
+    layout = (SectionPlan("recent", compaction="drop-oldest"), SectionPlan("tail", pinned=True))
+    data = {"recent": [Message(role="user", content="Hello there", id="u0"),
+                       Message(role="assistant", content="Hi.", id="a0"),
+                       Message(role="user", content="Look it up", id="u1")],
+            "tail": [Message(role="assistant", tool_calls=[call], id="c0"),
+                     Message(role="tool", content="found it", tool_call_id="call0", id="r0"),
+                     Message(role="assistant", content="Here it is.", id="a1")]}
+    for where in (0.0, 0.2, 0.4, 0.6, 0.8, 0.99):
+        for nudge in (-1, 0, 1):
+            assert_same(layout, (), data, counter, where, nudge)

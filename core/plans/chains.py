@@ -278,9 +278,9 @@ class ChainCosts(SmallPrompts, SectionContext):
             query_text = self._text(query)  # template may read what the message is, Qwen3 a tool response)
             key.append(("turn-opened", _seam_start(query_text), _seam_end(query_text)))
         closing = self._closing(name) if name is not None and after is not None else None
-        if closing is not None:  # and the one closing the turn of the message after it ends it (``_trail``)
-            closing_text = self._text(closing)
-            key.append(("turn-closed", _seam_start(closing_text), _seam_end(closing_text)))
+        if closing is not None:  # and the rest of the turn of the message after it ends it (``_trail``)
+            key.append(("turn-closed",) + tuple((_kind(m), _seam_start(self._text(m)), _seam_end(self._text(m)))
+                                                for m in closing[1:]))
         if systems:  # the system text moves from one message to another
             lead, old_first, new_first = moves
             key.append(("system-moves", _seam_end(systems[-1].content), _seam_start(self._text(old_first)

@@ -53,36 +53,39 @@ class SectionContext:
 
     def _trail(self, name: str | None, after: Any, after_text: str | None = None) -> list[ChatMessage]:
         """The message after section ``name`` for a small prompt, with the tool results that answer it
-        when it is an assistant message with tool calls, and the user message that closes its turn
-        (``_closing``)."""
+        when it is an assistant message with tool calls, and the rest of its turn (``_closing``)."""
         if after is None:
             return []
-        trail = [_stand_in(after, after_text if after_text is not None else self._text(after))]
+        taken = [after]
         if after.tool_calls and name is not None:
             at = self.message_sections.index(name)
             later = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
             for m in later[1:]:
                 if m.role != "tool":
                     break
-                trail.append(_stand_in(m, self._text(m)))
+                taken.append(m)
         closing = self._closing(name) if name is not None else None
         if closing is not None:
-            trail.append(_stand_in(closing, self._text(closing)))
-        return trail
+            taken += [m for m in closing if not any(m is t for t in taken)]
+        return [_stand_in(after, after_text if after_text is not None else self._text(after))] + [
+            _stand_in(m, self._text(m)) for m in taken[1:]]
 
-    def _closing(self, name: str) -> Any:
-        """The first user message after the one after section ``name`` (and its tool results), where that one is no
-        user message and the counter may write by turn: without it the small prompt would end on that message, and
-        Qwen3 writes a reply that ends the prompt after a user message with an empty thinking block. Until a
-        commit (kept beside the section's chain context)."""
+    def _closing(self, name: str) -> tuple | None:
+        """The messages after section ``name`` that a small prompt ends with, where the first is no user message and
+        the counter may write by turn: up to the first user message after it, or to the prompt's end where none
+        follows (the section is in the last turn). Ended on that message instead, a small prompt would end on a
+        reply the whole prompt goes on after, or leave out the reply that ends it, and Qwen3 writes a reply that
+        ends the prompt after a user message with an empty thinking block. ``None`` where that turn is longer than
+        ``TURN_MESSAGES`` too (counted as before). Until a commit (kept beside the section's chain context)."""
         key = (name, "closing")
         if key in self._ctx_memo:
             return self._ctx_memo[key]
         at = self.message_sections.index(name)
-        later = [m for s in self.message_sections[at + 1:] for m in self.current[s]]
+        later = [m for s in self.message_sections[at + 1:] for m in self.current[s] if m.role != "system"]
         found = None
         if later and later[0].role != "user" and self.counter.writes_by_turn():
-            found = next((m for m in later[1:] if m.role == "user"), None)
+            end = next((i for i, m in enumerate(later) if m.role == "user"), len(later) - 1)
+            found = tuple(later[:end + 1]) if 0 < end < TURN_MESSAGES else None
         self._ctx_memo[key] = found
         return found
 
