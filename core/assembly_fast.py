@@ -111,8 +111,8 @@ class FastBuilder(TemplateEdges, Builder):
         return self._merges_users
 
     def _turn_shape(self, t: int, turn) -> tuple | None:
-        rewritten = self.counter.rewritten_by_template
-        if self.counter.rewrites_texts() and any(rewritten(m.content) for m in turn if m.content):
+        rewritten = self.counter.rewrite_test()
+        if rewritten is not None and any(rewritten(m.content) for m in turn if m.content):
             return None  # its template writes it by what it holds (Qwen3's reasoning): probed in its place
         spans = self._spans_shape(t, turn)
         if spans is not None:

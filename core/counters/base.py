@@ -250,16 +250,12 @@ class TokenCounter(ABC):
         """Whether the chat template may write ``text`` otherwise than as it is, by what it holds (Qwen3 leaves the
         reasoning before ``</think>`` out of earlier replies: ``core.counters.template_rewrites``): an item whose
         text does is counted in its place, not predicted from its text count."""
-        test = self._rewrite_test()
+        test = self.rewrite_test()
         return test is not None and test(text)
 
-    def rewrites_texts(self) -> bool:
-        """Whether ``rewritten_by_template`` can say yes for any text (so a caller need not ask text by text)."""
-        return self._rewrite_test() is not None
-
-    def _rewrite_test(self):
-        """``text -> bool`` for ``rewritten_by_template``, or ``None`` where the template writes every text as it is
-        (here: a template of this project's own)."""
+    def rewrite_test(self):
+        """``rewritten_by_template`` as a ``text -> bool`` to call for each of many texts, or ``None`` where the
+        template writes every text as it is (here: a template of this project's own)."""
         return None
 
     def writes_by_turn(self) -> bool:

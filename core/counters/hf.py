@@ -259,7 +259,7 @@ class HFCounter(TokenCounter):
 
         return variants(self, messages, tools, total, rendered)
 
-    def _rewrite_test(self):
+    def rewrite_test(self):
         if "_rewrites" not in self.__dict__:  # read from the templates' syntax once per counter
             self._rewrites = template_rewrites.rewritten_test(self._templates)
         return self._rewrites

@@ -112,10 +112,9 @@ class ChainCosts(SmallPrompts, SectionContext):
         # what it holds (Qwen3 keeps a reply's reasoning after the last user message only): what an entry adds then
         # depends on that text, which no key holds. Where a user message follows the section, the last user message
         # is there whatever the section holds, and every text around it is written alike with an entry and without
-        around = False
-        if self.counter.rewrites_texts() and not any(m.role == "user" for m in later):
+        around, rewritten = False, self.counter.rewrite_test()
+        if rewritten is not None and not any(m.role == "user" for m in later):
             opened = max((i for i, m in enumerate(earlier) if m.role == "user"), default=0)
-            rewritten = self.counter.rewritten_by_template
             around = any(rewritten(self._text(m)) for m in earlier[opened:] + later + [before, after]
                          if m is not None and m.content)
         return (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
@@ -147,7 +146,7 @@ class ChainCosts(SmallPrompts, SectionContext):
         by_objects = not self.sources
         by_turn = self.counter.writes_by_turn()
         closing = self._closing(name) if after is not None else None  # (in a step's key: it may change at a commit)
-        rewritten = self.counter.rewritten_by_template if self.counter.rewrites_texts() else _never
+        rewritten = self.counter.rewrite_test() or _never
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:
@@ -229,7 +228,8 @@ class ChainCosts(SmallPrompts, SectionContext):
                 constant, key = hit[0], hit[1]
             else:
                 constant, key = self._constant(name, previous, previous_text, message, text, after,
-                                               after_text, systems if moves is not None else [], moves, query)
+                                               after_text, systems if moves is not None else [], moves, query,
+                                               closing)
                 if constant is None:
                     return None, None
                 if step is not None:  # the objects are held, so their ids are not reused meanwhile
@@ -250,7 +250,8 @@ class ChainCosts(SmallPrompts, SectionContext):
 
     def _constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
                   after: Any, after_text: str | None, systems: list[Any],
-                  moves: list | None, query: Any = None) -> tuple[int | None, tuple | None]:
+                  moves: list | None, query: Any = None, closing: tuple | None = None
+                  ) -> tuple[int | None, tuple | None]:
         """Tokens an entry adds beyond its text between ``previous`` and ``after`` (``None``: count whole),
         and the key they are known by.
 
@@ -277,7 +278,6 @@ class ChainCosts(SmallPrompts, SectionContext):
         if query is not None and not systems:  # the turn's user message leads the small prompt (its seams: a
             query_text = self._text(query)  # template may read what the message is, Qwen3 a tool response)
             key.append(("turn-opened", _seam_start(query_text), _seam_end(query_text)))
-        closing = self._closing(name) if name is not None and after is not None else None
         if closing is not None:  # and the rest of the turn of the message after it ends it (``_trail``)
             key.append(("turn-closed",) + tuple((_kind(m), _seam_start(self._text(m)), _seam_end(self._text(m)))
                                                 for m in closing[1:]))

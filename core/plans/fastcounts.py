@@ -9,7 +9,7 @@ from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import CounterError
 from .. import repeats
-from .chains import ChainCosts
+from .chains import ChainCosts, _never
 from .counts import _UNSTABLE, NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
 from .slices import SliceCosts, _middle_cuts
@@ -263,9 +263,10 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         # Alone between the same neighbours, an entry's constant is its kind's and its text's ends' (the key
         # ``_constant`` learns it by): once a walk has met that key checked, the rest of its kind take it.
         memo, kinds, out = self._scope(), {}, []
+        rewritten = self.counter.rewrite_test() or _never
         for m in entries:
-            kind = (m.role, _seam_start(m.content), _seam_end(m.content)) \
-                if _plain(m) and not self.counter.rewritten_by_template(m.content or "") else None
+            plain = _plain(m) and not rewritten(m.content)
+            kind = (m.role, _seam_start(m.content), _seam_end(m.content)) if plain else None
             hit = kinds.get(kind) if kind is not None else None
             if hit is not None:
                 known = memo.get(hit[1])
@@ -330,13 +331,6 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         if self._systems(name) and {"plain", "closed"} <= closings:
             return self._whole_kept_costs(name, entries)  # the system text goes to the closing turn in some only
         return [b - a if a is not None and b is not None else 0 for a, b in zip(values, values[1:])]
-
-    def _small_or_none(self, messages: list[ChatMessage]) -> int | None:
-        """``_count_small``, ``None`` where the template refuses the small prompt."""
-        try:
-            return self._count_small(messages)
-        except CounterError:
-            return None
 
     def _accepts(self, name: str, entries: list[Any]) -> str | None:
         """How the template takes the whole prompt with section ``name`` holding ``entries``, as

@@ -37,3 +37,10 @@ class SmallPrompts:
             return self.counter.count_reusing_texts(closed, [])
         finally:
             self.probe_counts += self.counter.full_counts - before
+
+    def _small_or_none(self, messages: list[ChatMessage]) -> int | None:
+        """``_count_small``, ``None`` where the template refuses the small prompt."""
+        try:
+            return self._count_small(messages)
+        except CounterError:
+            return None
