@@ -111,14 +111,15 @@ class Splices:
                                                                              if self.whole.startswith(a, offset))), True)]
                      if start >= 0]
             opening = self.whole[offset:min(found)] if found else None
-            self.seam_opening[kind] = _general(opening, self.m[b]) if opening and opening.startswith(self.added) else None
-            return self.seam_opening[kind] is not None
+            written = bool(opening) and opening.startswith(self.added) and self._written_at(b, min(found))
+            self.seam_opening[kind] = _general(opening, self.m[b]) if written else None
+            return written
         content = self.m[b - 1].content
         if not content:
             return False
         # what is written between the text of the message before and the boundary (an added token first)
         ends = [self.whole.rfind(c, 0, offset) + len(c) for c in _spellings(content) if self.whole.rfind(c, 0, offset) >= 0]
-        if not ends or not self.whole.startswith(self.added, max(ends)):
+        if not ends or not self.whole.startswith(self.added, max(ends)) or not self._written_at(b - 1, max(ends), True):
             return False
         self.seam_closing[kind] = self.whole[max(ends):offset]
         return True
