@@ -87,7 +87,14 @@ def assemble(request: Request, counter: TokenCounter, *, reference: bool = False
 
 def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
     """Why the shortcuts cannot be trusted for ``request`` (``core.repeats``): its template compares messages by
-    value and two of its messages hold the same text, or one holds the question with evidence. ``None`` else."""
+    value and two of its messages hold the same text, or one holds the question with evidence; or the question holds
+    markup its template looks for (``TokenCounter.rewrite_test``: Qwen3 takes a user message that is a
+    ``<tool_response>`` for no question, and writes the replies before it by where the last question is), so what a
+    turn or the first passage adds depends on which others are in (the evidence preamble makes it a question again),
+    which no probe without them says. ``None`` else."""
+    rewritten = counter.rewrite_test()
+    if rewritten is not None and rewritten(request.current):
+        return "the question holds markup the chat template looks for, so what each item adds depends on the others"
     return repeated_text(counter, _texts(request), evidence_tail=QUESTION_PREFIX + request.current)
 
 
