@@ -91,8 +91,12 @@ class ToolTurns:
             if m.role == "tool":
                 item += (calls.index(m.tool_call_id) if m.tool_call_id in calls else None,)
             key.append(item)
-        if any(self.b.counter.holds_untrusted_spelling(value) for _, value, _ in self._turn_pieces(turn)):
+        pieces = self._turn_pieces(turn)
+        if any(self.b.counter.holds_untrusted_spelling(value) for _, value, _ in pieces):
             return None  # a value that reads as a marker token would move the boundaries
+        # how a template that writes a value as JSON (Llama 3.1: a tool result ``| tojson``) would change it: a
+        # member whose values it escapes where the representative's it leaves alone is not written alike
+        key.append(tuple(_escaped(value) for written, value, _ in pieces if written))
         return (TOOL_TURN, tuple(key))
 
     def _turn_pieces(self, turn) -> list[tuple]:
@@ -233,3 +237,9 @@ class ToolTurns:
     def text_tokens(self, shape: tuple, index: int) -> int:
         """The text tokens of turn ``index``'s runs (its shape's constant must have been learned)."""
         return self._runs_tokens(self.b.constants[(RUNS, shape)], index)
+
+
+def _escaped(value: str) -> tuple[bool, bool]:
+    """Whether JSON writes ``value`` (a string) otherwise than as it is: with its quotes, backslashes and control
+    characters escaped, and with its non-ASCII characters escaped too (``ensure_ascii``)."""
+    return json.dumps(value, ensure_ascii=False)[1:-1] != value, not value.isascii()
