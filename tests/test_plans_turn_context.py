@@ -220,3 +220,29 @@ def test_a_prompt_that_ends_on_a_reply_after_a_tool_call_costs_what_the_referenc
     for where in (0.0, 0.2, 0.4, 0.6, 0.8, 0.99):
         for nudge in (-1, 0, 1):
             assert_same(layout, (), data, counter, where, nudge)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4", "mistral"])
+@pytest.mark.parametrize("question", [False, True], ids=["the run ends the prompt", "a question after the run"])
+def test_a_section_before_an_agent_run_longer_than_a_small_prompt_takes_costs_what_the_reference_says(name, question):
+    """A section followed by an agent's run of 20 tool calls (41 messages, past ``TURN_MESSAGES``): its small prompts
+    ended on the message after the section, without the reply that ends the prompt, which Qwen3 writes with an
+    empty thinking block; three dropped turns were priced 4 tokens short with no note, and other budgets fell back
+    to the reference (session 18). Such a section is now counted whole (``_closes_long``)."""
+    counter = counter_of(name)
+    run = []
+    for k in range(20):
+        run += [Message(role="assistant", tool_calls=[ToolCall(id=f"call{k}", name="lookup", arguments={"q": f"x{k}"})],
+                        id=f"c{k}"),
+                Message(role="tool", content=f"found {k}", tool_call_id=f"call{k}", id=f"r{k}")]
+    run.append(Message(role="assistant", content="Here it is.", id="fin"))
+    layout = (SectionPlan("recent", compaction="drop-oldest"), SectionPlan("run", pinned=True)) + (
+        (SectionPlan("question", pinned=True),) if question else ())
+    data = {"recent": [USER, ASSISTANT, Message(role="user", content="Another one", id="u2"),
+                       Message(role="assistant", content="Sure thing.", id="a2"),
+                       Message(role="user", content="Look it up", id="u3")], "run": run}
+    if question:
+        data["question"] = [QUESTION]
+    for where in (0.0, 0.3, 0.6, 0.99):
+        for nudge in (-1, 0, 1):
+            assert_same(layout, (), data, counter, where, nudge)

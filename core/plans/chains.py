@@ -127,8 +127,8 @@ class ChainCosts(SmallPrompts, SectionContext):
         last list's costs are taken over from the first entry whose state is the one it had there."""
         (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
          after_seam, around, _) = ctx
-        if around:  # (``_make_chain_context``): each entry counted in its place instead
-            return None, None
+        if around or (after is not None and self._closes_long(name)):  # (``_make_chain_context``, ``_closes_long``):
+            return None, None  # each entry counted in its place instead
         host = next((k for k, m in enumerate(entries) if m.role == "user"), None) if blocks else None
         size = len(earlier)
         previous, previous_text, trail, last, previous_user = _at(state, size + k0)

@@ -323,7 +323,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         if self._systems(name) and (any(m.role == "user" for m in entries) or _joins(before, after)):
             return self._whole_kept_costs(name, entries)  # the start of the last run of user messages may move
         lead, tail = self._turn_opened(name, self._lead(name, before)), self._trail(name, after)
-        if lead is None:
+        if lead is None or self._closes_long(name):
             return self._whole_kept_costs(name, entries)
         blocks = self._blocks(name)
         host = next((m for m in entries if m.role == "user"), None) if blocks else None

@@ -75,19 +75,31 @@ class SectionContext:
         the counter may write by turn: up to the first user message after it, or to the prompt's end where none
         follows (the section is in the last turn). Ended on that message instead, a small prompt would end on a
         reply the whole prompt goes on after, or leave out the reply that ends it, and Qwen3 writes a reply that
-        ends the prompt after a user message with an empty thinking block. ``None`` where that turn is longer than
-        ``TURN_MESSAGES`` too (counted as before). Until a commit (kept beside the section's chain context)."""
+        ends the prompt after a user message with an empty thinking block. ``None`` where there is no such turn, or
+        where it is longer than ``TURN_MESSAGES`` (``_closes_long``: no small prompt then, the section is counted
+        whole). Until a commit (kept beside the section's chain context)."""
+        return self._closing_turn(name)[0]
+
+    def _closes_long(self, name: str) -> bool:
+        """Whether the turn after section ``name`` that a small prompt would end with is longer than
+        ``TURN_MESSAGES`` (an agent's run of tool calls): what an entry adds is then counted whole. (Ended on the
+        message after the section instead, a small prompt priced three dropped Qwen3 turns 4 tokens short beside a
+        20-call turn, with no note; session 18.)"""
+        return self._closing_turn(name)[1]
+
+    def _closing_turn(self, name: str) -> tuple[tuple | None, bool]:
         key = (name, "closing")
         if key in self._ctx_memo:
             return self._ctx_memo[key]
         at = self.message_sections.index(name)
         later = [m for s in self.message_sections[at + 1:] for m in self.current[s] if m.role != "system"]
-        found = None
+        found, long = None, False
         if later and later[0].role != "user" and self.counter.writes_by_turn():
             end = next((i for i, m in enumerate(later) if m.role == "user"), len(later) - 1)
+            long = end >= TURN_MESSAGES
             found = tuple(later[:end + 1]) if 0 < end < TURN_MESSAGES else None
-        self._ctx_memo[key] = found
-        return found
+        self._ctx_memo[key] = (found, long)
+        return found, long
 
     def _systems(self, name: str) -> list[Any]:
         """The system messages of the prompt outside section ``name``."""
