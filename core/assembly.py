@@ -25,7 +25,7 @@ from .assembly_reference import Builder, PredictionMismatch
 from .contracts import Request
 from .counting import TokenCounter
 from .rendered import mark_not_rendered
-from .repeats import repeated_text
+from .repeats import carries, repeated_text
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
@@ -91,10 +91,14 @@ def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
     markup its template looks for (``TokenCounter.rewrite_test``: Qwen3 takes a user message that is a
     ``<tool_response>`` for no question, and writes the replies before it by where the last question is), so what a
     turn or the first passage adds depends on which others are in (the evidence preamble makes it a question again),
-    which no probe without them says. ``None`` else."""
+    which no probe without them says; or the template carries state from message to message and the request holds
+    tool calls (``TokenCounter.carried_state``: DeepSeek-R1 writes the first tool call otherwise). ``None`` else."""
     rewritten = counter.rewrite_test()
     if rewritten is not None and rewritten(request.current):
         return "the question holds markup the chat template looks for, so what each item adds depends on the others"
+    state = counter.carried_state()
+    if state and (request.tool_exchanges or any(m.tool_calls or m.role == "tool" for m in request.history)):
+        return carries(state)
     return repeated_text(counter, _texts(request), evidence_tail=QUESTION_PREFIX + request.current)
 
 

@@ -40,6 +40,7 @@ from .text_edges import MAX_EDGE, edges
 SPAN_TURN = "turn spans"
 # A prediction this close to the allowance is checked by a complete count before it decides.
 NEAR_ALLOWANCE = 4
+MAX_BESIDE = 16  # kept turns a rewritten turn's probe takes after it (``FastBuilder._beside_later``)
 
 
 class FastBuilder(TemplateEdges, Builder):
@@ -351,10 +352,33 @@ class FastBuilder(TemplateEdges, Builder):
             return self._text_tokens(section, index) + shape[1]
         if not self.selection.turns:
             return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
+        if shape is None and self._rewritten(index):
+            return self._beside_later(index, candidate)
         constant = self._constant(shape, members[shape], section) if shape is not None else None
         if constant is None:  # tool calls render through the template: probe this turn before the question
             return self.delta(Selection(question=True), Selection(question=True, turns=(index,)))
         return self._text_tokens(section, index) + constant
+
+    def _rewritten(self, index: int) -> bool:
+        """Whether turn ``index`` holds text its template writes by what it holds (``_turn_shape`` gives it none)."""
+        rewritten = self.counter.rewrite_test()
+        return rewritten is not None and any(rewritten(m.content) for m in self.turns[index] if m.content)
+
+    def _beside_later(self, index: int, candidate: Callable[[], Selection]) -> int:
+        """What turn ``index``, whose text its template rewrites by where it stands, adds beside the kept turns
+        after it up to the first that holds a reply, and the current turn's calls: a template keeps a reply's
+        reasoning after the last question only (Qwen3, DeepSeek-R1) or in the last reply only (LFM2.5), which a
+        probe of the turn alone before the question makes it (a dropped LFM2.5 turn priced at 55 tokens for 45,
+        session 18). Counted in its place where more than ``MAX_BESIDE`` kept turns come before such a reply."""
+        later: list[int] = []
+        for t in sorted(t for t in self.selection.turns if t > index):
+            later.append(t)
+            if any(m.role == "assistant" for m in self.turns[t]):
+                break
+        if len(later) > MAX_BESIDE:
+            return self.count(candidate()) - self.tokens
+        base = Selection(question=True, exchanges=self.selection.exchanges, turns=tuple(later))
+        return self.delta(base, base.add(turns=(index,) + tuple(later)))
 
     def attempt(self, section: str, index: int, candidate: Callable[[], Selection],
                 decides: bool = True) -> tuple[int, int]:

@@ -31,3 +31,10 @@ def repeated_text(counter: TokenCounter, texts: Iterable[tuple[str, str]], *, ev
         if content.startswith(EVIDENCE_PREAMBLE) and content.endswith(evidence_tail):
             return "a message has the text of one carrying evidence, which this chat template compares by value"
     return None
+
+
+def carries(state: tuple[str, ...]) -> str:
+    """Why a request (or plan) with tool calls is assembled with the reference method under a template that carries
+    ``state`` (``TokenCounter.carried_state``) from one message to the next."""
+    return (f"the chat template carries {', '.join(state[:3])} from one message to the next, so what a tool call "
+            "adds depends on the ones before it")

@@ -258,6 +258,20 @@ class TokenCounter(ABC):
         template writes every text as it is (here: a template of this project's own)."""
         return None
 
+    def carried_state(self) -> tuple[str, ...]:
+        """What the chat template carries from one message to the next (``ns.is_first``: the official DeepSeek-R1
+        template writes the conversation's first tool call otherwise than every later one;
+        ``core.counters.template_state``): where a request holds tool calls, what one item adds then depends on the
+        items before it, and the assemblies count it with the reference method. Empty here (the templates of this
+        project's own counters carry none)."""
+        return ()
+
+    def rewrites_by_later_reply(self) -> bool:
+        """Whether the chat template writes a reply whose text it rewrites (``rewrite_test``) otherwise once another
+        reply follows it (LFM2.5 keeps the reasoning of the last reply only; Qwen3 of every reply after the last
+        question, whatever follows): an entry or turn that adds a reply then changes an earlier one. False here."""
+        return False
+
     def writes_by_turn(self) -> bool:
         """Whether this counter's chat template may write a message otherwise by whether a user message comes
         before it (Qwen3 writes the reply that ends a prompt after a user message with an empty thinking block):

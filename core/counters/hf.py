@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
-from . import template_compare, template_limits, template_rewrites
+from . import template_compare, template_limits, template_rewrites, template_state
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
 from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, write_manifest  # noqa: F401
 from .hf_manifest import (_quiet_transformers, _template_sha256, files_on_disk, format_template_kwargs,
@@ -259,18 +259,24 @@ class HFCounter(TokenCounter):
 
         return variants(self, messages, tools, total, rendered)
 
+    def _syntax(self, key: str, read):
+        """What ``read`` finds in the chat templates' syntax, read once per counter."""
+        if key not in self.__dict__:
+            self.__dict__[key] = read(self._templates)
+        return self.__dict__[key]
+
     def rewrite_test(self):
-        if "_rewrites" not in self.__dict__:  # read from the templates' syntax once per counter
-            self._rewrites = template_rewrites.rewritten_test(self._templates)
-        return self._rewrites
+        return self._syntax("_rewrites", template_rewrites.rewritten_test)
+
+    def carried_state(self) -> tuple[str, ...]:
+        return self._syntax("_carried", template_state.carried_of_templates)
+
+    def rewrites_by_later_reply(self) -> bool:
+        return self._syntax("_later", lambda _: template_state.later_reply_rewrites(self))
 
     def compared_message_fields(self) -> frozenset[str]:
-        """Read from the chat templates' syntax (``core.counters.template_compare``), once per counter; a
-        template that cannot be read is taken to compare whole messages."""
-        known = self.__dict__.get("_compared")
-        if known is None:
-            known = self._compared = template_compare.fields_of_templates(self._templates)
-        return known
+        """``core.counters.template_compare``; a template that cannot be read is taken to compare whole messages."""
+        return self._syntax("_compared", template_compare.fields_of_templates)
 
     def _backend(self):
         """The Rust tokenizer under a fast tokenizer, where calling it directly gives what ``encode`` gives (no

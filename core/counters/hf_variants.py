@@ -285,6 +285,10 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
     ids = [c.id for m in messages for c in m.tool_calls]
     if fields and len(ids) != len(set(ids)):
         return None  # a template that matches results to calls by id, and a recording that reuses an id
+    rewritten = counter.rewrite_test()
+    if rewritten is not None and counter.rewrites_by_later_reply() and any(
+            m.role == "assistant" and m.content and rewritten(m.content) for m in messages):
+        return None  # a reply written otherwise by whether another follows it (LFM2.5): a cut can rewrite it
     try:
         return HFVariants(counter, messages, tools, total, rendered)
     except Exception:  # noqa: BLE001 - Unsure, a slow tokenizer without offsets, a refusal: every variant whole

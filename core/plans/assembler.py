@@ -14,7 +14,8 @@ from ..errors import AssemblyCancelled, CapabilityError, ContextBudgetError
 from ..neutralise import mark_result, neutralise_sections
 from ..result import NOT_SENT, AssemblyResult, set_message_indices, trace_entry
 from .counts import PlanCounts, PredictionMismatch, forget_constants
-from .fastcounts import FastPlanCounts, repeated_text
+from .fastcounts import FastPlanCounts
+from .trust import repeated_text
 from .model import SUMMARY_PREFIX, ContextPlan, Message, SectionPlan, pinned
 from .seams import block_of
 from .strategies import (ByScore, CompactionOutcome, CompactionStrategy, DropOldest, NewestTurns, PinAndFold,

@@ -117,6 +117,7 @@ class ChainCosts(SmallPrompts, SectionContext):
             opened = max((i for i, m in enumerate(earlier) if m.role == "user"), default=0)
             around = any(rewritten(self._text(m)) for m in earlier[opened:] + later + [before, after]
                          if m is not None and m.content)
+        around = around or self._reply_rewritten_before(name)
         return (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
                 after_seam, around, state)
 

@@ -8,33 +8,11 @@ from typing import Any, Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import CounterError
-from .. import repeats
 from .chains import ChainCosts, _never
 from .counts import _UNSTABLE, NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
 from .slices import SliceCosts, _middle_cuts
 from .seams import _joins, _last_run_start, _plain, _seam_end, _seam_start, _stand_in, _tools_stand_apart
-
-
-def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
-    """Why item costs cannot be trusted for this plan (``core.repeats``): the counter's chat template compares
-    messages by value and two of the plan's messages hold the same text (whatever their roles), or one reads as
-    a message carrying evidence blocks; or the last user message holds markup the template looks for
-    (``TokenCounter.rewrite_test``: Qwen3 takes a user message that is a ``<tool_response>`` for no question and writes
-    the replies before it by where the last question is; passages written into it make it a question again), so
-    what an entry adds depends on entries no small prompt holds. Passages are written into a message, never
-    messages of their own."""
-    rewritten = counter.rewrite_test()
-    if rewritten is not None:
-        last = None
-        for st in states:
-            if st.plan.into is None:
-                last = next((m for m in reversed(st.entries) if m.role == "user"), last)
-        if last is not None and last.content and rewritten(last.content):
-            return "the last user message holds markup the chat template looks for, so what each entry adds " \
-                   "depends on the others"
-    texts = (("", m.content) for st in states if st.plan.into is None for m in st.entries if m.content)
-    return repeats.repeated_text(counter, texts)
 
 
 def _last_render(render: Any) -> Any:
@@ -311,7 +289,7 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         a letter, which counts in a moment. Where the small prompt and the outline disagree on that,
         and for anything else (text starting with whitespace, a system message among the entries), the
         complete prompt is counted, as the reference does."""
-        if name in self.into or not entries:
+        if name in self.into or not entries or self._reply_rewritten_before(name):
             return self._whole_kept_costs(name, entries)
         if all(m.role == "system" for m in entries):
             return self._system_costs(name, entries)

@@ -101,6 +101,20 @@ class SectionContext:
         self._ctx_memo[key] = (found, long)
         return found, long
 
+    def _reply_rewritten_before(self, name: str) -> bool:
+        """Whether a reply before section ``name`` or in it holds text its template writes otherwise once another reply
+        follows it (``TokenCounter.rewrites_by_later_reply``: LFM2.5 keeps the reasoning of the last reply only), so
+        a reply the section adds changes that one, which no small prompt holds (session 18: a tool call's reply
+        priced 16 tokens where the reference says -21). Until a commit."""
+        key = (name, "reply-rewritten")
+        if key not in self._ctx_memo:
+            rewritten = self.counter.rewrite_test()
+            at = self.message_sections.index(name)
+            self._ctx_memo[key] = rewritten is not None and self.counter.rewrites_by_later_reply() and any(
+                m.role == "assistant" and m.content and rewritten(m.content)
+                for s in self.message_sections[:at + 1] for m in self.current[s])
+        return self._ctx_memo[key]
+
     def _systems(self, name: str) -> list[Any]:
         """The system messages of the prompt outside section ``name``."""
         return [m for s in self.message_sections if s != name for m in self.current[s] if m.role == "system"]

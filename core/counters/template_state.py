@@ -1,0 +1,100 @@
+"""State a Jinja chat template carries from one message to the next.
+
+Most templates write each message from its own fields, its neighbours and its position. Some keep a
+``namespace`` made before the loop over the messages and change it as they write: the official DeepSeek-R1 template
+writes the first tool call of the whole conversation with ``<｜Assistant｜><｜tool▁calls▁begin｜>`` and every later one
+with a newline (``ns.is_first`` is never reset); Kimi K2 numbers every tool call of the conversation in its id; Cohere
+Command R7B counts tool calls and documents. What one message adds to the prompt then depends on every message
+before it, so the default assembly's item costs (each priced alone, or beside its neighbours) cannot be trusted:
+such a request is assembled with the reference method, which counts every candidate prompt whole
+(``TokenCounter.carried_state``).
+
+``carried(source, environment)`` reads the template's syntax tree and returns the ``name.attribute`` pairs of
+namespaces made outside a loop over the messages whose attribute is both set and read inside that loop, where the
+loop writes output. A namespace made inside the loop (Granite's ``content = namespace(val='')``, made afresh for
+each message) carries nothing; nor does a loop that only looks (Qwen3 finds its last question in a loop that
+writes nothing: what it found is the template's position logic, which the assemblies read otherwise). ``None``: the
+template could not be read.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from jinja2 import nodes
+
+
+def carried(source: str, environment) -> frozenset[str] | None:
+    try:
+        tree = environment.parse(source)
+    except Exception:  # noqa: BLE001 - a template its environment cannot parse: transformers will refuse it too
+        return None
+    found: set[str] = set()
+    for loop in tree.find_all(nodes.For):
+        if "messages" not in _names(loop.iter):
+            continue
+        body = nodes.Scope(loop.body)  # (a node to search the body with)
+        if next(body.find_all(nodes.Output), None) is None:
+            continue  # a loop that writes nothing
+        fresh = {a.target.name for a in body.find_all(nodes.Assign)
+                 if isinstance(a.target, nodes.Name) and _makes_namespace(a.node)}
+        written = {(a.target.name, a.target.attr) for a in body.find_all(nodes.Assign)
+                   if isinstance(a.target, nodes.NSRef) and a.target.name not in fresh}
+        read = {(g.node.name, g.attr) for g in body.find_all(nodes.Getattr) if isinstance(g.node, nodes.Name)}
+        found |= {f"{name}.{attr}" for name, attr in written & read}
+    return frozenset(found)
+
+
+def _names(node: nodes.Node) -> set[str]:
+    names = {n.name for n in node.find_all(nodes.Name)}
+    return names | {node.name} if isinstance(node, nodes.Name) else names
+
+
+def _makes_namespace(node: nodes.Node) -> bool:
+    return isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name == "namespace"
+
+
+def carried_of_templates(templates: str | dict) -> tuple[str, ...]:
+    """``carried`` over every template of a tokenizer (a string, or named templates), sorted; a template that
+    cannot be read carries nothing here (transformers refuses to render it, and every count says so)."""
+    found: set[str] = set()
+    for source in (templates.values() if isinstance(templates, dict) else [templates]):
+        if isinstance(source, str):
+            found |= _carried_of_source(source) or set()
+    return tuple(sorted(found))
+
+
+@lru_cache(maxsize=32)
+def _carried_of_source(source: str) -> frozenset[str] | None:
+    from .template_compare import _environment
+
+    return carried(source, _environment(source))
+
+
+# replies whose text templates rewrite by what it holds (reasoning before ``</think>``, Gemma 4's thought channel)
+_REASONED = ("Zq reasoning</think>Answer.", "<think>Zq reasoning</think>Answer.",
+             "<|channel>thought\nZq reasoning<channel|>Answer.")
+
+
+def later_reply_rewrites(counter) -> bool:
+    """Whether ``counter``'s template writes a reply with reasoning otherwise once another reply follows it, from
+    renders of a question and such a reply, with a second reply after it and without (LFM2.5 keeps the reasoning of
+    the last reply only; Qwen3 keeps it in every reply after the last question, so a later reply changes nothing).
+    Only asked where the template rewrites some text (``TokenCounter.rewrite_test``)."""
+    from ..contracts import ChatMessage
+
+    rewritten = counter.rewrite_test()
+    if rewritten is None:
+        return False
+    question = ChatMessage(role="user", content="Why?")
+    for text in _REASONED:
+        if not rewritten(text):
+            continue
+        reply = ChatMessage(role="assistant", content=text)
+        try:
+            alone = counter.render_text([question, reply], [])
+            followed = counter.render_text([question, reply, ChatMessage(role="assistant", content="Later.")], [])
+        except Exception:  # noqa: BLE001 - a template that refuses two replies in a row: none follows another
+            continue
+        if ("Zq" in alone) != ("Zq" in followed):
+            return True
+    return False

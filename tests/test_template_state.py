@@ -1,0 +1,149 @@
+"""Templates whose writing of one message depends on messages far from it (session 18, found by running the default
+against the reference under the 70 real chat templates the llama-cpp-python sdist ships, on a test tokenizer that
+carries each template's marker tokens):
+
+- state carried from message to message in a ``namespace`` (the official DeepSeek-R1 template writes the
+  conversation's first tool call otherwise than every later one; Kimi K2 numbers tool calls; Cohere counts them):
+  read from the template's syntax (``core/counters/template_state.py``), and a request or plan with tool calls is
+  assembled with the reference method, with a note;
+- a reply whose reasoning is kept only while no reply follows it (LFM2.5): learned from two renders
+  (``TokenCounter.rewrites_by_later_reply``); the turn is priced beside the kept turns after it, a plan section
+  after such a reply is counted whole, and the hf variant counts are not used for such a request.
+
+The templates here are this project's own, written to show each behaviour."""
+from __future__ import annotations
+
+import pytest
+from test_plan_fast_counting import assert_same
+
+from core import Message, SectionPlan, ToolCall, assemble, make_counter, parse_request
+from core.counters.template_state import carried
+
+MARKERS = ["<|s|>", "<|e|>", "<|bos|>", "<|eos|>", "<|calls|>", "<|call|>"]
+
+# The first tool call of the whole conversation opens a calls block; every later one is written after a newline.
+FIRST_CALL = """{%- set ns = namespace(first=true) -%}{{ bos_token }}
+{%- for message in messages -%}
+{%- if message.role == 'assistant' and message.tool_calls -%}
+{%- for call in message.tool_calls -%}
+{%- if ns.first -%}{{ '<|s|>assistant<|calls|>' }}{%- set ns.first = false -%}{%- else -%}{{ '\n' }}{%- endif -%}
+{{ '<|call|>' + call.function.name + ' ' + call.function.arguments | tojson }}
+{%- endfor -%}{{ '<|e|>' }}
+{%- else -%}{{ '<|s|>' + message.role + '\n' + (message.content or '') + '<|e|>' }}{%- endif -%}
+{%- endfor -%}{%- if add_generation_prompt -%}{{ '<|s|>assistant\n' }}{%- endif -%}"""
+
+# The reasoning before </think> is kept in the last reply only.
+LAST_REPLY = """{%- set ns = namespace(last=-1) -%}{{ bos_token }}
+{%- for message in messages -%}{%- if message.role == 'assistant' -%}{%- set ns.last = loop.index0 -%}{%- endif -%}
+{%- endfor -%}
+{%- for message in messages -%}{%- set content = message.content or '' -%}
+{%- if message.role == 'assistant' and loop.index0 != ns.last and '</think>' in content -%}
+{%- set content = content.split('</think>')[-1] | trim -%}{%- endif -%}
+{{ '<|s|>' + message.role + '\n' + content + '<|e|>' }}
+{%- endfor -%}{%- if add_generation_prompt -%}{{ '<|s|>assistant\n' }}{%- endif -%}"""
+
+
+def _counter(tmp_path, template: str):
+    import tokenizer_factory
+
+    directory = tokenizer_factory.build_tokenizer_dir(tmp_path / "tok", chat_template=template, special_tokens=MARKERS,
+                                                      bos="<|bos|>", eos="<|eos|>", added_tokens=("<think>", "</think>"))
+    return make_counter(f"hf:{directory}")
+
+
+def test_state_carried_between_messages_is_read_from_the_syntax():
+    from jinja2 import Environment
+
+    env = Environment()
+    assert carried(FIRST_CALL, env) == {"ns.first"}
+    assert carried(LAST_REPLY, env) == frozenset()  # found in a loop that writes nothing: position logic
+    fresh = "{% for m in messages %}{% set c = namespace(v='') %}{% set c.v = m.content %}{{ c.v }}{% endfor %}"
+    assert carried(fresh, env) == frozenset()  # made afresh for each message: nothing carried
+
+
+def _tool_request(limit: int) -> dict:
+    history = []
+    for t in range(5):
+        call = f"call{t:04d}"
+        history += [{"role": "user", "content": f"Look up item {t}", "id": f"t{t}"},
+                    {"role": "assistant", "content": None,
+                     "tool_calls": [{"id": call, "name": "lookup", "arguments": {"q": f"item {t}"}}]},
+                    {"role": "tool", "tool_call_id": call, "content": f"item {t} is fine"},
+                    {"role": "assistant", "content": f"Item {t} is fine."}]
+    return {"instructions": "Be brief.", "current": "And all of them?", "history": history, "max_new_tokens": 8,
+            "margin": 0, "context_limit": limit,
+            "tools": [{"name": "lookup", "description": "Look something up.",
+                       "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}]}
+
+
+def _same_at_every_fill(counter, make) -> list:
+    roomy = assemble(parse_request(make(10 ** 6)), counter, reference=True)
+    totals = sorted({int(e.reason.split(" ")[1]) for e in roomy.trace if e.reason.startswith("fits:")})
+    notes = []
+    for total in totals:
+        for nudge in (-1, 0, 1):
+            request = parse_request(make(total + nudge + 8))
+            try:
+                reference = assemble(request, counter, reference=True)
+            except Exception as exc:  # noqa: BLE001 - too large in both modes
+                with pytest.raises(type(exc)):
+                    assemble(request, counter)
+                continue
+            fast = assemble(request, counter)
+            assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json(), (total, nudge)
+            notes.append(fast.counting_note)
+    return notes
+
+
+def test_a_template_that_writes_the_first_tool_call_otherwise_is_assembled_as_the_reference_does(tmp_path):
+    counter = _counter(tmp_path, FIRST_CALL)
+    assert counter.carried_state() == ("ns.first",)
+    notes = _same_at_every_fill(counter, _tool_request)
+    assert notes and all("carries ns.first" in (n or "") for n in notes)
+
+
+def _reasoned_request(limit: int) -> dict:
+    history = []
+    for t in range(6):
+        history += [{"role": "user", "content": f"Question {t} about the release", "id": f"t{t}"},
+                    {"role": "assistant", "content": f"<think>Let me weigh option {t} and its cost.</think>Answer {t}."}]
+    return {"instructions": "Be brief.", "current": "And now?", "history": history, "max_new_tokens": 8,
+            "margin": 0, "context_limit": limit}
+
+
+def test_a_reply_whose_reasoning_a_later_reply_removes_is_priced_beside_it(tmp_path):
+    """Before: each turn was probed alone before the question, where its reply is the last and keeps its reasoning;
+    in the request a later reply follows and it does not (a dropped turn 55 tokens for 45 under LFM2.5)."""
+    counter = _counter(tmp_path, LAST_REPLY)
+    assert counter.rewrites_by_later_reply()
+    notes = _same_at_every_fill(counter, _reasoned_request)
+    assert notes and not any(notes)  # exact without falling back to the reference
+
+
+def test_plans_and_variant_counts_under_a_last_reply_template(tmp_path):
+    counter = _counter(tmp_path, LAST_REPLY)
+    history = []
+    for t in range(5):
+        history += [Message(role="user", content=f"Question {t} about the plan", id=f"u{t}"),
+                    Message(role="assistant", content=f"<think>Weigh {t} first.</think>Answer {t}." if t % 2 else
+                            f"Answer {t}.", id=f"a{t}")]
+    call = ToolCall(id="call9", name="lookup", arguments={"q": "x"})
+    # (a text that starts with a space sends the trace's costs to the variant counts, which a cut then misled)
+    history += [Message(role="user", content=" Look it up", id="u9"), Message(role="assistant", tool_calls=[call], id="c9"),
+                Message(role="tool", content="found", tool_call_id="call9", id="r9")]
+    layout = (SectionPlan("recent", share=0.8, compaction="drop-oldest"), SectionPlan("question", pinned=True))
+    data = {"recent": history, "question": [Message(role="user", content="So?", id="q")]}
+    for where in (0.0, 0.3, 0.6, 0.7, 0.8, 0.9, 0.99):
+        for nudge in (-1, 0, 1):
+            assert_same(layout, (), data, counter, where, nudge)
+    messages = [m.chat() for m in history] + [data["question"][0].chat()]
+    assert counter.variant_counts(messages, [], counter.count(messages, [])) is None
+
+
+def test_real_templates_carry_no_state_and_keep_reasoning_by_the_last_question():
+    from real_hf import real
+
+    for name in ("qwen3", "gemma4", "phi35"):
+        counter = real(name)
+        assert counter.carried_state() == ()
+        assert not counter.rewrites_by_later_reply()
