@@ -113,3 +113,27 @@ class LyingCounter:
 
     def text_counts(self, texts) -> list[int]:
         return [self.text_count(text) for text in texts]
+
+
+def same_as_reference_at_every_fill(counter, make, max_new_tokens: int = 8) -> list:
+    """The default assembly of ``make(limit)`` (a request dict for a context limit) equals the reference's at every
+    limit the roomy request's kept items fill exactly, and a token either side (or both refuse it alike); the
+    default's counting notes, in order."""
+    import pytest
+
+    roomy = assemble(parse_request(make(10 ** 6)), counter, reference=True)
+    totals = sorted({int(e.reason.split(" ")[1]) for e in roomy.trace if e.reason.startswith("fits:")})
+    notes = []
+    for total in totals:
+        for nudge in (-1, 0, 1):
+            request = parse_request(make(total + nudge + max_new_tokens))
+            try:
+                reference = assemble(request, counter, reference=True)
+            except Exception as exc:  # noqa: BLE001 - too large in both modes
+                with pytest.raises(type(exc)):
+                    assemble(request, counter)
+                continue
+            fast = assemble(request, counter)
+            assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json(), (total, nudge)
+            notes.append(fast.counting_note)
+    return notes

@@ -13,10 +13,10 @@ carries each template's marker tokens):
 The templates here are this project's own, written to show each behaviour."""
 from __future__ import annotations
 
-import pytest
+from support import same_as_reference_at_every_fill
 from test_plan_fast_counting import assert_same
 
-from core import Message, SectionPlan, ToolCall, assemble, make_counter, parse_request
+from core import Message, SectionPlan, ToolCall, make_counter
 from core.counters.template_state import carried
 
 MARKERS = ["<|s|>", "<|e|>", "<|bos|>", "<|eos|>", "<|calls|>", "<|call|>"]
@@ -76,29 +76,10 @@ def _tool_request(limit: int) -> dict:
                        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}]}
 
 
-def _same_at_every_fill(counter, make) -> list:
-    roomy = assemble(parse_request(make(10 ** 6)), counter, reference=True)
-    totals = sorted({int(e.reason.split(" ")[1]) for e in roomy.trace if e.reason.startswith("fits:")})
-    notes = []
-    for total in totals:
-        for nudge in (-1, 0, 1):
-            request = parse_request(make(total + nudge + 8))
-            try:
-                reference = assemble(request, counter, reference=True)
-            except Exception as exc:  # noqa: BLE001 - too large in both modes
-                with pytest.raises(type(exc)):
-                    assemble(request, counter)
-                continue
-            fast = assemble(request, counter)
-            assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json(), (total, nudge)
-            notes.append(fast.counting_note)
-    return notes
-
-
 def test_a_template_that_writes_the_first_tool_call_otherwise_is_assembled_as_the_reference_does(tmp_path):
     counter = _counter(tmp_path, FIRST_CALL)
     assert counter.carried_state() == ("ns.first",)
-    notes = _same_at_every_fill(counter, _tool_request)
+    notes = same_as_reference_at_every_fill(counter, _tool_request)
     assert notes and all("carries ns.first" in (n or "") for n in notes)
 
 
@@ -116,7 +97,7 @@ def test_a_reply_whose_reasoning_a_later_reply_removes_is_priced_beside_it(tmp_p
     in the request a later reply follows and it does not (a dropped turn 55 tokens for 45 under LFM2.5)."""
     counter = _counter(tmp_path, LAST_REPLY)
     assert counter.rewrites_by_later_reply()
-    notes = _same_at_every_fill(counter, _reasoned_request)
+    notes = same_as_reference_at_every_fill(counter, _reasoned_request)
     assert notes and not any(notes)  # exact without falling back to the reference
 
 

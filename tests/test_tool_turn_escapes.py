@@ -6,8 +6,9 @@ results did were priced 3 and 5 tokens short in the trace of dropped turns."""
 from __future__ import annotations
 
 import pytest
+from support import same_as_reference_at_every_fill
 
-from core import assemble, make_counter, parse_request
+from core import make_counter
 
 TOOLS = [{"name": "fetch_page", "description": "Fetch a page.",
           "parameters": {"type": "object", "properties": {"url": {"type": "string"}}}}]
@@ -31,16 +32,4 @@ def _data(limit: int) -> dict:
 @pytest.mark.parametrize("key", ["llama31", "qwen25"])
 def test_tool_turns_with_escaped_values_cost_what_the_reference_says(real_template_tokenizer_dir, key):
     counter = make_counter(f"hf:{real_template_tokenizer_dir(key)}")
-    roomy = assemble(parse_request(_data(10 ** 6)), counter, reference=True)
-    totals = sorted({int(e.reason.split(" ")[1]) for e in roomy.trace if e.reason.startswith("fits:")})
-    for total in totals:
-        for nudge in (-1, 0, 1):
-            request = parse_request(_data(total + nudge + 8))
-            try:
-                reference = assemble(request, counter, reference=True)
-            except Exception as exc:  # noqa: BLE001 - too large in both modes
-                with pytest.raises(type(exc)):
-                    assemble(request, counter)
-                continue
-            fast = assemble(request, counter)
-            assert fast.model_copy(update={"counting_note": None}).to_json() == reference.to_json(), (total, nudge)
+    same_as_reference_at_every_fill(counter, _data)
