@@ -59,6 +59,8 @@ def _constant(b: FastBuilder, index: int) -> int | None:
     ``FastBuilder._marginal`` finds it (asked in the same order), or ``None`` where it asks otherwise: the
     passages' shape constant once one is kept; before that, the first passage's constant (it brings the
     preamble), unless the newest kept turn ends open (its seam with the question depends on the passage)."""
+    if index in b.rewritten_passages:  # counted in its place (``FastBuilder._marginal``)
+        return None
     if b.selection.evidence:
         return b._constant(_EVIDENCE, b._evidence_members, "evidence")
     if b.selection.turns and b._open_ended(b._newest(b.selection.turns)):
@@ -95,6 +97,8 @@ def _run(b: FastBuilder, budget: int, ranking: list[int], position: int, constan
     left = budget - tokens
     for position in range(position, len(ranking)):
         i = ranking[position]
+        if i in b.rewritten_passages:
+            return position, True  # (``attempt`` counts it in its place)
         text = memo.get(-1 - i)
         if text is None:
             text = b._text_tokens("evidence", i)

@@ -64,7 +64,10 @@ class FastBuilder(TemplateEdges, Builder):
         self._merges_users: bool | None = None
         self.turns = request.history_turns()
         self._built_turns: dict[int, list[ChatMessage]] = {}
-        self._evidence_members = list(range(len(request.evidence)))
+        rewritten = counter.rewrite_test()  # passages whose text the template rewrites (Nemotron drops '/think' from
+        self.rewritten_passages = frozenset(  # a user message): counted in their place, never a constant's members
+            i for i, p in enumerate(request.evidence) if rewritten is not None and rewritten(p.text))
+        self._evidence_members = [i for i in range(len(request.evidence)) if i not in self.rewritten_passages]
         self._shapes: tuple[list, dict] | None = None
         self.blocks = EvidenceBlocks(request)  # o15: each passage's block built once (text count and final render)
         self._merged: MergedUserTurns | None | bool = False  # False: not yet asked
@@ -331,6 +334,8 @@ class FastBuilder(TemplateEdges, Builder):
 
     def _marginal(self, section: str, index: int, candidate: Callable[[], Selection]) -> int:
         if section == "evidence":
+            if index in self.rewritten_passages:
+                return self.count(candidate()) - self.tokens
             if not self.selection.evidence:  # the first passage also brings the preamble
                 if self.selection.turns and self._open_ended(self._newest(self.selection.turns)):
                     return self._merged_marginal(section, index, candidate)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from support import same_as_reference_at_every_fill
 from test_plan_fast_counting import assert_same
 
-from core import Message, SectionPlan, ToolCall, make_counter
+from core import Message, RequiredContextTooLarge, SectionPlan, ToolCall, assemble, make_counter, parse_request
 from core.counters.template_state import carried
 
 MARKERS = ["<|s|>", "<|e|>", "<|bos|>", "<|eos|>", "<|calls|>", "<|call|>"]
@@ -39,6 +39,13 @@ LAST_REPLY = """{%- set ns = namespace(last=-1) -%}{{ bos_token }}
 {%- for message in messages -%}{%- set content = message.content or '' -%}
 {%- if message.role == 'assistant' and loop.index0 != ns.last and '</think>' in content -%}
 {%- set content = content.split('</think>')[-1] | trim -%}{%- endif -%}
+{{ '<|s|>' + message.role + '\n' + content + '<|e|>' }}
+{%- endfor -%}{%- if add_generation_prompt -%}{{ '<|s|>assistant\n' }}{%- endif -%}"""
+
+
+# A user message's '/think' switch is taken out of its text (so '</think>' in it is written '<>').
+SWITCH = """{{ bos_token }}{%- for message in messages -%}{%- set content = message.content or '' -%}
+{%- if message.role == 'user' -%}{%- set content = content.replace('/think', '') -%}{%- endif -%}
 {{ '<|s|>' + message.role + '\n' + content + '<|e|>' }}
 {%- endfor -%}{%- if add_generation_prompt -%}{{ '<|s|>assistant\n' }}{%- endif -%}"""
 
@@ -128,3 +135,28 @@ def test_real_templates_carry_no_state_and_keep_reasoning_by_the_last_question()
         counter = real(name)
         assert counter.carried_state() == ()
         assert not counter.rewrites_by_later_reply()
+
+
+def _passages_request(limit: int) -> dict:
+    texts = ["The release ships on Friday.", "Rollback takes ten minutes.", "The cache is warmed at noon.",
+             "A model wrote </think> here, and /think there.", "Quotas reset monthly.", "The index rebuilds nightly."]
+    return {"instructions": "Answer from the passages.", "current": "When does it ship?", "max_new_tokens": 8,
+            "margin": 0, "context_limit": limit, "history": [],
+            "evidence": [{"id": f"p{i}", "source": "doc.md", "text": text, "score": 1.0 - i / 10}
+                         for i, text in enumerate(texts)]}
+
+
+def test_a_passage_whose_text_the_template_rewrites_is_counted_in_its_place(tmp_path):
+    """Nemotron Nano v2 takes '/think' out of a user message's text, and passages are written into the question:
+    a passage holding '</think>' was priced by its block's text count plus the passages' constant, 77 tokens where
+    the reference says 72 (session 18)."""
+    counter = _counter(tmp_path, SWITCH)
+    assert counter.rewrite_test()("x </think> y")
+    same_as_reference_at_every_fill(counter, _passages_request)
+    for limit in range(60, 200, 4):  # the rewritten passage dropped, far from the allowance, or kept
+        request = parse_request(_passages_request(limit))
+        try:
+            reference = assemble(request, counter, reference=True)
+        except RequiredContextTooLarge:
+            continue
+        assert assemble(request, counter).to_json() == reference.to_json(), limit
