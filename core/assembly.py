@@ -25,7 +25,7 @@ from .assembly_reference import Builder, PredictionMismatch
 from .contracts import Request
 from .counting import TokenCounter
 from .rendered import mark_not_rendered
-from .repeats import carries, repeated_text
+from .repeats import carries, repeated_text, runs_together
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
@@ -96,6 +96,9 @@ def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
     rewritten = counter.rewrite_test()
     if rewritten is not None and rewritten(request.current):
         return "the question holds markup the chat template looks for, so what each item adds depends on the others"
+    apart = runs_together(counter)
+    if apart:
+        return apart
     state = counter.carried_state()
     if state and (request.tool_exchanges or any(m.tool_calls or m.role == "tool" for m in request.history)):
         return carries(state)

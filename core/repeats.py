@@ -38,3 +38,11 @@ def carries(state: tuple[str, ...]) -> str:
     ``state`` (``TokenCounter.carried_state``) from one message to the next."""
     return (f"the chat template carries {', '.join(state[:3])} from one message to the next, so what a tool call "
             "adds depends on the ones before it")
+
+
+def runs_together(counter) -> str | None:
+    """Why no item's cost stands apart under ``counter``: its template writes only text between messages
+    (``TokenCounter.splits_between_messages``); ``None`` where it writes a token the tokenizer splits at."""
+    if counter.splits_between_messages():
+        return None
+    return "the chat template writes no marker token between messages, so one message's text may run into the next"

@@ -50,6 +50,20 @@ SWITCH = """{{ bos_token }}{%- for message in messages -%}{%- set content = mess
 {%- endfor -%}{%- if add_generation_prompt -%}{{ '<|s|>assistant\n' }}{%- endif -%}"""
 
 
+# Only text between messages: the tokenizer may join one message's end with the next one's start.
+PLAIN_TEXT = """{{ bos_token }}{%- for message in messages -%}{{ message.role | capitalize + ': ' + (message.content or '')
+| trim + '\n\n' }}{%- endfor -%}{%- if add_generation_prompt -%}{{ 'Assistant:' }}{%- endif -%}"""
+
+# A loop over the messages after the system one that reads the one before by the whole list's position (so two back).
+SLICED = """{{ bos_token }}{%- set start = 1 if messages[0].role == 'system' else 0 -%}
+{%- if start -%}{{ '<|s|>system\n' + messages[0].content + '<|e|>' }}{%- endif -%}
+{%- for message in messages[start:] -%}
+{%- if message.role == 'tool' -%}{%- if loop.index0 == 0 or messages[loop.index0 - 1].role != 'tool' -%}{{ '<|s|>tool' }}
+{%- endif -%}{{ '\n' + message.content }}{%- else -%}{{ '<|s|>' + message.role + '\n' + (message.content or '') }}
+{%- for call in message.tool_calls or [] -%}{{ '<|call|>' + call.function.name }}{%- endfor -%}{{ '<|e|>' }}
+{%- endif -%}{%- endfor -%}{%- if add_generation_prompt -%}{{ '<|s|>assistant\n' }}{%- endif -%}"""
+
+
 def _counter(tmp_path, template: str):
     import tokenizer_factory
 
@@ -66,6 +80,9 @@ def test_state_carried_between_messages_is_read_from_the_syntax():
     assert carried(LAST_REPLY, env) == frozenset()  # found in a loop that writes nothing: position logic
     fresh = "{% for m in messages %}{% set c = namespace(v='') %}{% set c.v = m.content %}{{ c.v }}{% endfor %}"
     assert carried(fresh, env) == frozenset()  # made afresh for each message: nothing carried
+    assert carried(SLICED, env) == {"messages[loop.index0]"}
+    neighbour = "{% for m in messages %}{% if messages[loop.index0 - 1].role == 'tool' %}x{% endif %}{% endfor %}"
+    assert carried(neighbour, env) == frozenset()  # the whole list: the message before is its neighbour
 
 
 def _tool_request(limit: int) -> dict:
@@ -160,3 +177,34 @@ def test_a_passage_whose_text_the_template_rewrites_is_counted_in_its_place(tmp_
         except RequiredContextTooLarge:
             continue
         assert assemble(request, counter).to_json() == reference.to_json(), limit
+
+
+def test_a_template_that_writes_only_text_between_messages_is_assembled_as_the_reference_does(tmp_path):
+    """RWKV World writes ``User: ...`` and ``Assistant: ...`` with no marker token between messages: where one text
+    ends and the next begins the tokenizer may join them, so no turn's cost stands apart (turns priced a token off
+    in the llama.cpp templates sweep)."""
+    from hypothesis import HealthCheck, given, settings
+    from test_fast_counting_shapes import KINDS, check, shaped_requests
+
+    counter = _counter(tmp_path, PLAIN_TEXT)
+    assert not counter.splits_between_messages()
+    notes = same_as_reference_at_every_fill(counter, _reasoned_request)
+    assert notes and all("no marker token between messages" in (n or "") for n in notes)
+
+    @given(shaped_requests(kinds=KINDS + ("user-run",)))
+    @settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    def run(case):  # texts with whitespace and punctuation at their edges, which the tokenizer joins across
+        check(case, counter)
+
+    run()
+
+
+def test_a_loop_over_a_slice_that_reads_by_the_whole_lists_position_is_assembled_as_the_reference_does(tmp_path):
+    """Bielik 11B v3 skips the system message and reads ``messages[loop.index0 - 1]``: with a system message that is
+    the message two before, so a tool result is written by a message no small prompt holds (a plan's trace split its
+    tokens between the system message and the template otherwise, at 17 of 40 random plans)."""
+    counter = _counter(tmp_path, SLICED)
+    assert counter.carried_state() == ("messages[loop.index0]",)
+    assert counter.splits_between_messages()
+    notes = same_as_reference_at_every_fill(counter, _tool_request)
+    assert notes and all("messages[loop.index0]" in (n or "") for n in notes)

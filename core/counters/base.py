@@ -266,6 +266,12 @@ class TokenCounter(ABC):
         project's own counters carry none)."""
         return ()
 
+    def splits_between_messages(self) -> bool:
+        """Whether the chat template writes a token the tokenizer reads out of text wherever it stands between one
+        message's text and the next (``core.counters.template_state``), so no message's text runs into the next
+        one's: the default assemblies price items apart only where it does. True here."""
+        return True
+
     def rewrites_by_later_reply(self) -> bool:
         """Whether the chat template writes a reply whose text it rewrites (``rewrite_test``) otherwise once another
         reply follows it (LFM2.5 keeps the reasoning of the last reply only; Qwen3 of every reply after the last

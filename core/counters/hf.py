@@ -10,7 +10,8 @@ from typing import Any, Mapping, Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import CapabilityError, CounterError, ManifestMismatch, TemplateRefused
-from . import template_compare, template_limits, template_rewrites, template_state
+from . import template_limits
+from .hf_template import TemplateReading
 from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
 from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, write_manifest  # noqa: F401
 from .hf_manifest import (_quiet_transformers, _template_sha256, files_on_disk, format_template_kwargs,
@@ -18,7 +19,7 @@ from .hf_manifest import (_quiet_transformers, _template_sha256, files_on_disk, 
 from .hf_pieces import count_pieces, encode_by_pieces, keeps_ascii
 
 
-class HFCounter(TokenCounter):
+class HFCounter(TemplateReading, TokenCounter):
     """A local Hugging Face tokenizer directory and its chat template, through ``transformers``."""
 
     def __init__(self, directory: str | Path, *, verify: bool = True,
@@ -258,25 +259,6 @@ class HFCounter(TokenCounter):
         from .hf_variants import variants
 
         return variants(self, messages, tools, total, rendered)
-
-    def _syntax(self, key: str, read):
-        """What ``read`` finds in the chat templates' syntax, read once per counter."""
-        if key not in self.__dict__:
-            self.__dict__[key] = read(self._templates)
-        return self.__dict__[key]
-
-    def rewrite_test(self):
-        return self._syntax("_rewrites", template_rewrites.rewritten_test)
-
-    def carried_state(self) -> tuple[str, ...]:
-        return self._syntax("_carried", template_state.carried_of_templates)
-
-    def rewrites_by_later_reply(self) -> bool:
-        return self._syntax("_later", lambda _: template_state.later_reply_rewrites(self))
-
-    def compared_message_fields(self) -> frozenset[str]:
-        """``core.counters.template_compare``; a template that cannot be read is taken to compare whole messages."""
-        return self._syntax("_compared", template_compare.fields_of_templates)
 
     def _backend(self):
         """The Rust tokenizer under a fast tokenizer, where calling it directly gives what ``encode`` gives (no

@@ -11,7 +11,8 @@ such a request is assembled with the reference method, which counts every candid
 
 ``carried(source, environment)`` reads the template's syntax tree and returns the ``name.attribute`` pairs of
 namespaces made outside a loop over the messages whose attribute is both set and read inside that loop, where the
-loop writes output. A namespace made inside the loop (Granite's ``content = namespace(val='')``, made afresh for
+loop writes output; and a loop over a slice of the messages that reads ``messages[loop.index0 - 1]`` (the whole
+list's position, so another message than the one before: Bielik 11B v3). A namespace made inside the loop (Granite's ``content = namespace(val='')``, made afresh for
 each message) carries nothing; nor does a loop that only looks (Qwen3 finds its last question in a loop that
 writes nothing: what it found is the template's position logic, which the assemblies read otherwise). ``None``: the
 template could not be read.
@@ -33,6 +34,9 @@ def carried(source: str, environment) -> frozenset[str] | None:
         if "messages" not in _names(loop.iter):
             continue
         body = nodes.Scope(loop.body)  # (a node to search the body with)
+        if not isinstance(loop.iter, nodes.Name) and _indexes_by_loop(body):
+            found.add("messages[loop.index0]")  # a loop over a slice read by the whole list's positions: another
+            continue  # message than its neighbour (Bielik 11B v3 skips the system message and reads one further back)
         if next(body.find_all(nodes.Output), None) is None:
             continue  # a loop that writes nothing
         fresh = {a.target.name for a in body.find_all(nodes.Assign)
@@ -42,6 +46,17 @@ def carried(source: str, environment) -> frozenset[str] | None:
         read = {(g.node.name, g.attr) for g in body.find_all(nodes.Getattr) if isinstance(g.node, nodes.Name)}
         found |= {f"{name}.{attr}" for name, attr in written & read}
     return frozenset(found)
+
+
+def _indexes_by_loop(body: nodes.Node) -> bool:
+    """Whether ``body`` reads ``messages[...]`` at a position worked out from ``loop.index0`` / ``loop.index``."""
+    for item in body.find_all(nodes.Getitem):
+        if isinstance(item.node, nodes.Name) and item.node.name == "messages" and any(
+                isinstance(g.node, nodes.Name) and g.node.name == "loop" and g.attr in ("index0", "index")
+                for g in item.arg.find_all(nodes.Getattr)) | (isinstance(item.arg, nodes.Getattr)
+                                                               and getattr(item.arg.node, "name", None) == "loop"):
+            return True
+    return False
 
 
 def _names(node: nodes.Node) -> set[str]:
@@ -98,3 +113,28 @@ def later_reply_rewrites(counter) -> bool:
         if ("Zq" in alone) != ("Zq" in followed):
             return True
     return False
+
+
+def splits_between_messages(counter) -> bool:
+    """Whether ``counter``'s template writes an added token (one the tokenizer reads out of text wherever it stands)
+    between one message's text and the next, from a render of a question, a reply and another question. Where it
+    writes only text there (RWKV's ``User: ...\n\nAssistant: ...``, Vicuna's ``USER: ... ASSISTANT:``), the tokenizer
+    may join the end of one message with the start of the next, and no item's cost stands apart."""
+    from ..contracts import ChatMessage
+
+    texts = ["Alpha one.", "Beta two.", "Gamma three."]
+    messages = [ChatMessage(role=role, content=text) for role, text in zip(("user", "assistant", "user"), texts)]
+    try:
+        rendered = counter.render_text(messages, [])
+    except Exception:  # noqa: BLE001 - a template that refuses it: its counts say so
+        return True
+    added = [a for a in counter.untrusted_spellings() if a]
+    at = 0
+    ends = []
+    for text in texts:
+        start = rendered.find(text, at)
+        if start < 0:
+            return True  # a text the template leaves out or rewrites: nothing to tell
+        ends.append((start, start + len(text)))
+        at = start + len(text)
+    return all(any(a in rendered[end:start] for a in added) for (_, end), (start, _) in zip(ends, ends[1:]))

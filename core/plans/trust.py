@@ -16,6 +16,9 @@ def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
     the replies before it by where the last question is; passages written into it make it a question again), so
     what an entry adds depends on entries no small prompt holds. Passages are written into a message, never
     messages of their own."""
+    apart = repeats.runs_together(counter)
+    if apart:
+        return apart
     rewritten = counter.rewrite_test()
     if rewritten is not None:
         last = None
