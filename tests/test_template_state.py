@@ -208,3 +208,20 @@ def test_a_loop_over_a_slice_that_reads_by_the_whole_lists_position_is_assembled
     assert counter.splits_between_messages()
     notes = same_as_reference_at_every_fill(counter, _tool_request)
     assert notes and all("messages[loop.index0]" in (n or "") for n in notes)
+
+
+def test_a_template_that_carries_state_gets_no_variant_counts_for_a_request_with_tool_calls(tmp_path):
+    """A middle cut of a request with tool calls, read off the whole render, assumed the calls after the cut are
+    written as before; under the official DeepSeek-R1 template 134 of 855 such answers were wrong (the first call
+    left out, the next one is written as the first; session 18). Such a request gets none; one without tool calls
+    keeps them (the state is never set)."""
+    from test_hf_variants import body
+
+    from core.formats.importing import import_data
+
+    counter = _counter(tmp_path, FIRST_CALL)
+    for tool_calls in (True, False):
+        request = import_data(body(5, 24, tool_calls)).requests[0]
+        total = counter.count(request.messages, request.tools)
+        variants = counter.variant_counts(request.messages, request.tools, total)
+        assert (variants is None) == tool_calls
