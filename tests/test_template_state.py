@@ -225,3 +225,43 @@ def test_a_template_that_carries_state_gets_no_variant_counts_for_a_request_with
         total = counter.count(request.messages, request.tools)
         variants = counter.variant_counts(request.messages, request.tools, total)
         assert (variants is None) == tool_calls
+
+
+# The reasoning is kept in replies after the last question only, and the reply that ends a request is written as
+# any other (so the prefix groups are judged stable from samples that hold no reasoning).
+LAST_QUESTION = """{%- set ns = namespace(q=-1) -%}{%- for m in messages -%}{%- if m.role == 'user' -%}
+{%- set ns.q = loop.index0 -%}{%- endif -%}{%- endfor -%}{{ bos_token }}
+{%- for message in messages -%}{%- set content = message.content or '' -%}
+{%- if message.role == 'assistant' and loop.index0 < ns.q and '</think>' in content -%}
+{%- set content = content.split('</think>')[-1] -%}{%- endif -%}
+{{ '<|s|>' + message.role + '\\n' + content + '<|e|>' }}
+{%- endfor -%}{%- if add_generation_prompt -%}{{ '<|s|>assistant\\n' }}{%- endif -%}"""
+
+
+def test_prefix_counts_where_a_reply_keeps_its_reasoning_after_the_last_question(tmp_path):
+    """GLM-4.6 and MiniCPM5 keep a reply's reasoning after the last question and write the reply that ends a request
+    as any other: a prefix ending on a reply with reasoning, read off the whole render (where that reply comes before
+    the last question and is written without it), counted 382 tokens for 397 (session 18). Such a prefix is counted
+    whole; every prefix and slice the variants answer is the complete count of its variant."""
+    from core.contracts import ChatMessage
+
+    counter = _counter(tmp_path, LAST_QUESTION)
+    assert counter.reasoning_by_position() and not counter.rewrites_by_later_reply()
+    messages = [ChatMessage(role="system", content="Be brief.")]
+    for t in range(6):
+        messages += [ChatMessage(role="user", content=f"Question {t} about the budget"),
+                     ChatMessage(role="assistant", content=f"<think>Weigh option {t} and its cost.</think>Answer {t}."
+                                 if t % 2 else f"Answer {t}, plainly.")]
+    messages.append(ChatMessage(role="user", content="And now?"))
+    variants = counter.variant_counts(messages, [], counter.count(messages, []))
+    assert variants is not None
+    n, answered = len(messages), 0
+    for start in range(1, n):
+        for end in range(start + 1, n + 1):
+            try:
+                got = variants.count(start, end)
+            except Exception:  # noqa: BLE001 - left to a whole count
+                continue
+            answered += 1
+            assert got == counter.count(messages[:start] + messages[end:], []), (start, end)
+    assert answered >= n

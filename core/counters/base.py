@@ -272,6 +272,12 @@ class TokenCounter(ABC):
         one's: the default assemblies price items apart only where it does. True here."""
         return True
 
+    def reasoning_by_position(self) -> bool:
+        """Whether the chat template writes a reply whose text it rewrites otherwise once a question or another reply
+        follows it (Qwen3 and GLM keep reasoning after the last question only; DeepSeek-R1 drops it wherever the reply
+        stands). False here."""
+        return False
+
     def rewrites_by_later_reply(self) -> bool:
         """Whether the chat template writes a reply whose text it rewrites (``rewrite_test``) otherwise once another
         reply follows it (LFM2.5 keeps the reasoning of the last reply only; Qwen3 of every reply after the last

@@ -23,6 +23,9 @@ class TemplateReading:
     def rewrites_by_later_reply(self) -> bool:
         return self._syntax("_later", lambda _: template_state.later_reply_rewrites(self))
 
+    def reasoning_by_position(self) -> bool:
+        return self._syntax("_position", lambda _: template_state.reasoning_by_position(self))
+
     def splits_between_messages(self) -> bool:
         return self._syntax("_splits", lambda _: template_state.splits_between_messages(self))
 

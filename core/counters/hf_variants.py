@@ -255,17 +255,35 @@ class HFVariants(Splices):
                 self._tokens_before(self.cut[k - 1]) + self.counter.text_count(block) + self.prompt_tokens
         return self._lasts[k]
 
+    def _rewritten_reply(self, start: int, end: int) -> bool:
+        """Whether a reply or tool result in the last turn of ``messages[:start] + messages[end:]`` (from the last user
+        message before ``start``) holds a text the template writes by where it stands. (A user message the template
+        takes for no question, Qwen3's ``<tool_response>``, moves where that turn opens: not followed here.)"""
+        rewritten = self.counter.rewrite_test()
+        if rewritten is None or not self.counter.reasoning_by_position():
+            return False  # (DeepSeek-R1 writes a reply alike wherever it stands)
+        return any(x.role != "user" and x.content and rewritten(x.content)
+                   for x in self.m[self.turn_start[start - 1]:start] + self.m[end:])
+
     def count(self, start: int, end: int, *, cheap: bool = False) -> int | None:
         """The complete count of ``messages[:start] + messages[end:]``: prefixes (``end == n``), and slices left
         out between two located boundaries (``_spliced``). (Every answer is cheap: ``cheap`` is the mistral
         variants' word.)"""
         if start == 0:
             raise Unsure("a variant opening with another message")
-        if end != self.n:
-            return self._spliced(start, end)
         if start == self.n:
             return self.total
-        mode = self.mode.get(self.group_of[start])
+        mode = self.mode.get(self.group_of[start]) if end == self.n else None
+        rewritten = self.counter.rewrite_test()
+        last_turn_cut = end == self.n or start <= self.turn_start[-1] < end
+        if rewritten is not None and mode != "windowed" and last_turn_cut and self._rewritten_reply(start, end):
+            # the variant's last turn holds a text the template writes by where it stands, which the whole render
+            # writes before its last question (GLM-4.6 keeps a reply's reasoning after the last question: a prefix
+            # ending on such a reply, of a group judged stable from other samples, counted 382 for 397); a windowed
+            # group renders that turn on its own
+            raise Unsure("the variant's last turn holds a text the template writes by where it stands")
+        if end != self.n:
+            return self._spliced(start, end)
         if mode == "stable" and start in self.cut:
             return self._tokens_before(self.cut[start]) + self.prompt_tokens
         if mode == "windowed":

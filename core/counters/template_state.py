@@ -90,11 +90,23 @@ _REASONED = ("Zq reasoning</think>Answer.", "<think>Zq reasoning</think>Answer."
              "<|channel>thought\nZq reasoning<channel|>Answer.")
 
 
+def reasoning_by_position(counter) -> bool:
+    """Whether ``counter``'s template writes a reply with reasoning otherwise once a question or another reply follows
+    it (Qwen3 and GLM keep the reasoning after the last question only, LFM2.5 in the last reply only; DeepSeek-R1
+    leaves it out of every reply, wherever it stands)."""
+    return _reasoning_moves(counter, ("user", "assistant"))
+
+
 def later_reply_rewrites(counter) -> bool:
     """Whether ``counter``'s template writes a reply with reasoning otherwise once another reply follows it, from
     renders of a question and such a reply, with a second reply after it and without (LFM2.5 keeps the reasoning of
     the last reply only; Qwen3 keeps it in every reply after the last question, so a later reply changes nothing).
     Only asked where the template rewrites some text (``TokenCounter.rewrite_test``)."""
+    return _reasoning_moves(counter, ("assistant",))
+
+
+def _reasoning_moves(counter, followers: tuple[str, ...]) -> bool:
+    """Whether a reply with reasoning is written otherwise with a message of one of ``followers``' roles after it."""
     from ..contracts import ChatMessage
 
     rewritten = counter.rewrite_test()
@@ -105,13 +117,14 @@ def later_reply_rewrites(counter) -> bool:
         if not rewritten(text):
             continue
         reply = ChatMessage(role="assistant", content=text)
-        try:
-            alone = counter.render_text([question, reply], [])
-            followed = counter.render_text([question, reply, ChatMessage(role="assistant", content="Later.")], [])
-        except Exception:  # noqa: BLE001 - a template that refuses two replies in a row: none follows another
-            continue
-        if ("Zq" in alone) != ("Zq" in followed):
-            return True
+        for role in followers:
+            try:
+                alone = counter.render_text([question, reply], [])
+                followed = counter.render_text([question, reply, ChatMessage(role=role, content="Later.")], [])
+            except Exception:  # noqa: BLE001 - a template that refuses it (two replies in a row): nothing moves
+                continue
+            if ("Zq" in alone) != ("Zq" in followed):
+                return True
     return False
 
 
