@@ -265,3 +265,16 @@ def test_prefix_counts_where_a_reply_keeps_its_reasoning_after_the_last_question
             answered += 1
             assert got == counter.count(messages[:start] + messages[end:], []), (start, end)
     assert answered >= n
+
+
+def test_the_reply_probes_keep_roles_alternating(tmp_path):
+    """A template that refuses two replies in a row (most do) made the probe of a later reply refuse, and LFM2.5's
+    rule went unseen: its variant counts then answered 6 of 91 slices wrong (found by session 18's review). The probes
+    now put a question between the two replies."""
+    alternating = LAST_REPLY.replace("{%- for message in messages -%}{%- set content",
+                                     "{%- for message in messages -%}{%- if loop.index0 > 0 and message.role == "
+                                     "messages[loop.index0 - 1].role -%}{{ raise_exception('roles must alternate') }}"
+                                     "{%- endif -%}{%- set content", 1)
+    assert alternating != LAST_REPLY
+    counter = _counter(tmp_path, alternating)
+    assert counter.rewrites_by_later_reply() and counter.reasoning_by_position()

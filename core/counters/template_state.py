@@ -30,11 +30,14 @@ def carried(source: str, environment) -> frozenset[str] | None:
     except Exception:  # noqa: BLE001 - a template its environment cannot parse: transformers will refuse it too
         return None
     found: set[str] = set()
+    # (only loops over ``messages`` itself: a loop over a name set to it, Gemma 4's and Mistral Nemo's
+    # ``loop_messages``, is not read, and those carry their previous message's type or an index for alternation,
+    # which the assemblies read as neighbours; a template whose state is in such a loop is not caught)
     for loop in tree.find_all(nodes.For):
         if "messages" not in _names(loop.iter):
             continue
         body = nodes.Scope(loop.body)  # (a node to search the body with)
-        if not isinstance(loop.iter, nodes.Name) and _indexes_by_loop(body):
+        if not isinstance(loop.iter, nodes.Name) and _indexes_by_loop(body, {"messages"}):
             found.add("messages[loop.index0]")  # a loop over a slice read by the whole list's positions: another
             continue  # message than its neighbour (Bielik 11B v3 skips the system message and reads one further back)
         if next(body.find_all(nodes.Output), None) is None:
@@ -48,10 +51,10 @@ def carried(source: str, environment) -> frozenset[str] | None:
     return frozenset(found)
 
 
-def _indexes_by_loop(body: nodes.Node) -> bool:
-    """Whether ``body`` reads ``messages[...]`` at a position worked out from ``loop.index0`` / ``loop.index``."""
+def _indexes_by_loop(body: nodes.Node, lists: set[str]) -> bool:
+    """Whether ``body`` reads ``messages[...]`` (or a name for it) at a position worked out from ``loop.index0``."""
     for item in body.find_all(nodes.Getitem):
-        if isinstance(item.node, nodes.Name) and item.node.name == "messages" and any(
+        if isinstance(item.node, nodes.Name) and item.node.name in lists and any(
                 isinstance(g.node, nodes.Name) and g.node.name == "loop" and g.attr in ("index0", "index")
                 for g in item.arg.find_all(nodes.Getattr)) | (isinstance(item.arg, nodes.Getattr)
                                                                and getattr(item.arg.node, "name", None) == "loop"):
@@ -94,19 +97,21 @@ def reasoning_by_position(counter) -> bool:
     """Whether ``counter``'s template writes a reply with reasoning otherwise once a question or another reply follows
     it (Qwen3 and GLM keep the reasoning after the last question only, LFM2.5 in the last reply only; DeepSeek-R1
     leaves it out of every reply, wherever it stands)."""
-    return _reasoning_moves(counter, ("user", "assistant"))
+    return _reasoning_moves(counter, [], ["user"]) or later_reply_rewrites(counter)
 
 
 def later_reply_rewrites(counter) -> bool:
     """Whether ``counter``'s template writes a reply with reasoning otherwise once another reply follows it, from
-    renders of a question and such a reply, with a second reply after it and without (LFM2.5 keeps the reasoning of
-    the last reply only; Qwen3 keeps it in every reply after the last question, so a later reply changes nothing).
-    Only asked where the template rewrites some text (``TokenCounter.rewrite_test``)."""
-    return _reasoning_moves(counter, ("assistant",))
+    renders of a question, such a reply and a second question, with a second reply after them and without (roles
+    alternate, as many templates demand): LFM2.5 keeps the reasoning of the last reply only; Qwen3 of every reply
+    after the last question, so a later reply changes nothing. Only asked where the template rewrites some text
+    (``TokenCounter.rewrite_test``)."""
+    return _reasoning_moves(counter, ["user"], ["user", "assistant"])
 
 
-def _reasoning_moves(counter, followers: tuple[str, ...]) -> bool:
-    """Whether a reply with reasoning is written otherwise with a message of one of ``followers``' roles after it."""
+def _reasoning_moves(counter, before: list[str], after: list[str]) -> bool:
+    """Whether a question and a reply with reasoning, then messages of the roles ``before``, write the reply
+    otherwise than with messages of the roles ``after`` instead."""
     from ..contracts import ChatMessage
 
     rewritten = counter.rewrite_test()
@@ -116,15 +121,14 @@ def _reasoning_moves(counter, followers: tuple[str, ...]) -> bool:
     for text in _REASONED:
         if not rewritten(text):
             continue
-        reply = ChatMessage(role="assistant", content=text)
-        for role in followers:
-            try:
-                alone = counter.render_text([question, reply], [])
-                followed = counter.render_text([question, reply, ChatMessage(role=role, content="Later.")], [])
-            except Exception:  # noqa: BLE001 - a template that refuses it (two replies in a row): nothing moves
-                continue
-            if ("Zq" in alone) != ("Zq" in followed):
-                return True
+        head = [question, ChatMessage(role="assistant", content=text)]
+        try:
+            renders = [counter.render_text(head + [ChatMessage(role=role, content=f"Later {k}.")
+                                                   for k, role in enumerate(roles)], []) for roles in (before, after)]
+        except Exception:  # noqa: BLE001 - a template that refuses either: nothing seen to move
+            continue
+        if ("Zq" in renders[0]) != ("Zq" in renders[1]):
+            return True
     return False
 
 
