@@ -100,7 +100,8 @@ def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
     if apart:
         return apart
     state = counter.carried_state()
-    if state and (request.tool_exchanges or any(m.tool_calls or m.role == "tool" for m in request.history)):
+    if state and (counter.state_outside_tools() or request.tool_exchanges
+                  or any(m.tool_calls or m.role == "tool" for m in request.history)):
         return carries(state)
     return repeated_text(counter, _texts(request), evidence_tail=QUESTION_PREFIX + request.current)
 

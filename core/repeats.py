@@ -37,7 +37,7 @@ def carries(state: tuple[str, ...]) -> str:
     """Why a request (or plan) with tool calls is assembled with the reference method under a template that carries
     ``state`` (``TokenCounter.carried_state``) from one message to the next."""
     return (f"the chat template carries {', '.join(state[:3])} from one message to the next, so what a tool call "
-            "adds depends on the ones before it")
+            "(or anything) adds depends on the messages before it")
 
 
 def runs_together(counter) -> str | None:

@@ -278,3 +278,26 @@ def test_the_reply_probes_keep_roles_alternating(tmp_path):
     assert alternating != LAST_REPLY
     counter = _counter(tmp_path, alternating)
     assert counter.rewrites_by_later_reply() and counter.reasoning_by_position()
+
+
+# Every question is numbered: what one adds depends on how many come before it.
+NUMBERED = """{%- set ns = namespace(n=0) -%}{{ bos_token }}{%- for message in messages -%}
+{%- if message.role == 'user' -%}{%- set ns.n = ns.n + 1 -%}{{ '<|s|>user ' + ns.n | string + '\n' }}
+{%- else -%}{{ '<|s|>' + message.role + '\n' }}{%- endif -%}{{ (message.content or '') + '<|e|>' }}
+{%- endfor -%}{%- if add_generation_prompt -%}{{ '<|s|>assistant\n' }}{%- endif -%}"""
+
+
+def test_state_that_plain_messages_change_sends_requests_without_tool_calls_to_the_reference(tmp_path):
+    """The review's case: a template numbering user messages; dropped turns were priced a token off in a request
+    without tool calls, which only requests with tool calls were sent to the reference for. State changed outside
+    branches for tool calls now sends every request; DeepSeek-R1's (``is_tool`` set back to false for a user message,
+    as the namespace was made) still only those with tool calls."""
+    from jinja2 import Environment
+
+    from core.counters.template_state import carried_outside_tools
+
+    assert carried_outside_tools(NUMBERED, Environment()) == {"ns.n"}
+    assert carried_outside_tools(FIRST_CALL, Environment()) == frozenset()
+    counter = _counter(tmp_path, NUMBERED)
+    notes = same_as_reference_at_every_fill(counter, _reasoned_request)
+    assert notes and all("carries ns.n" in (n or "") for n in notes)

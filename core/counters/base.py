@@ -272,6 +272,12 @@ class TokenCounter(ABC):
         one's: the default assemblies price items apart only where it does. True here."""
         return True
 
+    def state_outside_tools(self) -> tuple[str, ...]:
+        """The part of ``carried_state`` that messages other than tool calls and results change (DeepSeek V4 tracks
+        whether the message before was a user's): then a request without tool calls is counted with the reference
+        method too. Empty here."""
+        return ()
+
     def reasoning_by_position(self) -> bool:
         """Whether the chat template writes a reply whose text it rewrites otherwise once a question or another reply
         follows it (Qwen3 and GLM keep reasoning after the last question only; DeepSeek-R1 drops it wherever the reply

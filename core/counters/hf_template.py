@@ -20,6 +20,9 @@ class TemplateReading:
     def carried_state(self) -> tuple[str, ...]:
         return self._syntax("_carried", template_state.carried_of_templates)
 
+    def state_outside_tools(self) -> tuple[str, ...]:
+        return self._syntax("_outside", lambda t: template_state.carried_of_templates(t, outside_tools=True))
+
     def rewrites_by_later_reply(self) -> bool:
         return self._syntax("_later", lambda _: template_state.later_reply_rewrites(self))
 

@@ -303,7 +303,8 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
     ids = [c.id for m in messages for c in m.tool_calls]
     if fields and len(ids) != len(set(ids)):
         return None  # a template that matches results to calls by id, and a recording that reuses an id
-    if counter.carried_state() and any(m.tool_calls or m.role == "tool" for m in messages):
+    if counter.carried_state() and (counter.state_outside_tools() or any(m.tool_calls or m.role == "tool"
+                                                                         for m in messages)):
         return None  # a template that carries state from message to message (DeepSeek-R1's first tool call): a slice
         # left out can change how the messages after it are written
     rewritten = counter.rewrite_test()

@@ -25,11 +25,27 @@ from jinja2 import nodes
 
 
 def carried(source: str, environment) -> frozenset[str] | None:
+    found = _state(source, environment)
+    return None if found is None else found[0]
+
+
+def carried_outside_tools(source: str, environment) -> frozenset[str] | None:
+    """The part of ``carried`` that a branch for something other than tool calls changes (a branch whose test names
+    no tool, setting an attribute to another value than the namespace was made with: DeepSeek-R1 sets
+    ``ns.is_tool = false`` for a user message, as it was made, so its state moves only with tool calls)."""
+    found = _state(source, environment)
+    return None if found is None else found[1]
+
+
+def _state(source: str, environment) -> tuple[frozenset[str], frozenset[str]] | None:
     try:
         tree = environment.parse(source)
     except Exception:  # noqa: BLE001 - a template its environment cannot parse: transformers will refuse it too
         return None
+    made = {(a.target.name, k.key): k.value for a in tree.find_all(nodes.Assign)
+            if isinstance(a.target, nodes.Name) and _makes_namespace(a.node) for k in a.node.kwargs}
     found: set[str] = set()
+    outside: set[str] = set()
     # (only loops over ``messages`` itself: a loop over a name set to it, Gemma 4's and Mistral Nemo's
     # ``loop_messages``, is not read, and those carry their previous message's type or an index for alternation,
     # which the assemblies read as neighbours; a template whose state is in such a loop is not caught)
@@ -44,11 +60,48 @@ def carried(source: str, environment) -> frozenset[str] | None:
             continue  # a loop that writes nothing
         fresh = {a.target.name for a in body.find_all(nodes.Assign)
                  if isinstance(a.target, nodes.Name) and _makes_namespace(a.node)}
-        written = {(a.target.name, a.target.attr) for a in body.find_all(nodes.Assign)
+        assigns: list[tuple[nodes.Assign, bool]] = []
+        for child in loop.body:
+            _assignments(child, False, assigns)
+        written = {(a.target.name, a.target.attr) for a, _ in assigns
                    if isinstance(a.target, nodes.NSRef) and a.target.name not in fresh}
         read = {(g.node.name, g.attr) for g in body.find_all(nodes.Getattr) if isinstance(g.node, nodes.Name)}
-        found |= {f"{name}.{attr}" for name, attr in written & read}
-    return frozenset(found)
+        for name, attr in written & read:
+            found.add(f"{name}.{attr}")
+            initial = made.get((name, attr))
+            if any(not in_tool and (a.target.name, a.target.attr) == (name, attr) and not (
+                    isinstance(a.node, nodes.Const) and isinstance(initial, nodes.Const)
+                    and type(a.node.value) is type(initial.value) and a.node.value == initial.value)
+                   for a, in_tool in assigns if isinstance(a.target, nodes.NSRef)):
+                outside.add(f"{name}.{attr}")
+    return frozenset(found), frozenset(outside)
+
+
+def _assignments(node: nodes.Node, in_tool: bool, out: list) -> None:
+    """Every ``set`` under ``node``, with whether a branch or loop for tool calls holds it."""
+    if isinstance(node, nodes.If):
+        inside = in_tool or _names_tool(node.test)
+        for child in node.body:
+            _assignments(child, inside, out)
+        for other in list(node.elif_) + list(node.else_):
+            _assignments(other, in_tool, out)
+        return
+    if isinstance(node, nodes.For):
+        inside = in_tool or _names_tool(node.iter)
+        for child in list(node.body) + list(node.else_):
+            _assignments(child, inside, out)
+        return
+    if isinstance(node, nodes.Assign):
+        out.append((node, in_tool))
+    for child in node.iter_child_nodes():
+        _assignments(child, in_tool, out)
+
+
+def _names_tool(node: nodes.Node) -> bool:
+    """Whether a test or loop names a tool (``message.tool_calls``, ``message['role'] == 'tool'``)."""
+    return any("tool" in c.value for c in node.find_all(nodes.Const) if isinstance(c.value, str)) or any(
+        "tool" in g.attr for g in node.find_all(nodes.Getattr)) or (
+        isinstance(node, nodes.Getattr) and "tool" in node.attr)
 
 
 def _indexes_by_loop(body: nodes.Node, lists: set[str]) -> bool:
@@ -71,21 +124,23 @@ def _makes_namespace(node: nodes.Node) -> bool:
     return isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.name == "namespace"
 
 
-def carried_of_templates(templates: str | dict) -> tuple[str, ...]:
-    """``carried`` over every template of a tokenizer (a string, or named templates), sorted; a template that
-    cannot be read carries nothing here (transformers refuses to render it, and every count says so)."""
+def carried_of_templates(templates: str | dict, outside_tools: bool = False) -> tuple[str, ...]:
+    """``carried`` (or ``carried_outside_tools``) over every template of a tokenizer (a string, or named templates),
+    sorted; a template that cannot be read carries nothing here (transformers refuses to render it, and every count
+    says so)."""
     found: set[str] = set()
     for source in (templates.values() if isinstance(templates, dict) else [templates]):
         if isinstance(source, str):
-            found |= _carried_of_source(source) or set()
+            state = _state_of_source(source)
+            found |= set(state[1] if outside_tools else state[0]) if state else set()
     return tuple(sorted(found))
 
 
 @lru_cache(maxsize=32)
-def _carried_of_source(source: str) -> frozenset[str] | None:
+def _state_of_source(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
     from .template_compare import _environment
 
-    return carried(source, _environment(source))
+    return _state(source, _environment(source))
 
 
 # replies whose text templates rewrite by what it holds (reasoning before ``</think>``, Gemma 4's thought channel)

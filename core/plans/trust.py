@@ -29,7 +29,8 @@ def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
             return "the last user message holds markup the chat template looks for, so what each entry adds " \
                    "depends on the others"
     state = counter.carried_state()
-    if state and any(m.tool_calls or m.role == "tool" for st in states for m in st.entries):
+    if state and (counter.state_outside_tools() or any(m.tool_calls or m.role == "tool"
+                                                        for st in states for m in st.entries)):
         return repeats.carries(state)  # (``TokenCounter.carried_state``)
     texts = (("", m.content) for st in states if st.plan.into is None for m in st.entries if m.content)
     return repeats.repeated_text(counter, texts)
