@@ -99,10 +99,9 @@ def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
     apart = runs_together(counter)
     if apart:
         return apart
-    state = counter.carried_state()
-    if state and (counter.state_outside_tools() or request.tool_exchanges
-                  or any(m.tool_calls or m.role == "tool" for m in request.history)):
-        return carries(state)
+    state = carries(counter, request.history, calls=bool(request.tool_exchanges))
+    if state:
+        return state
     return repeated_text(counter, _texts(request), evidence_tail=QUESTION_PREFIX + request.current)
 
 

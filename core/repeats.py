@@ -33,9 +33,15 @@ def repeated_text(counter: TokenCounter, texts: Iterable[tuple[str, str]], *, ev
     return None
 
 
-def carries(state: tuple[str, ...]) -> str:
-    """Why a request (or plan) with tool calls is assembled with the reference method under a template that carries
-    ``state`` (``TokenCounter.carried_state``) from one message to the next."""
+def carries(counter, messages, calls: bool = False) -> str | None:
+    """Why a request or plan of ``messages`` (``calls``: it has tool calls besides them) is assembled with the
+    reference method, where ``counter``'s template carries state from one message to the next
+    (``TokenCounter.carried_state``) and that state moves here: the request has tool calls, or something else moves
+    it (``TokenCounter.state_outside_tools``). ``None`` where it does not."""
+    state = counter.carried_state()
+    if not state or not (calls or counter.state_outside_tools() or any(m.tool_calls or m.role == "tool"
+                                                                        for m in messages)):
+        return None
     return (f"the chat template carries {', '.join(state[:3])} from one message to the next, so what a tool call "
             "(or anything) adds depends on the messages before it")
 

@@ -36,6 +36,7 @@ from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import TemplateRefused
+from ..repeats import carries
 from .base import ID_FIELDS
 from .hf_splices import Splices, Unsure, _general, _specific, _spellings
 
@@ -274,9 +275,8 @@ class HFVariants(Splices):
         if start == self.n:
             return self.total
         mode = self.mode.get(self.group_of[start]) if end == self.n else None
-        rewritten = self.counter.rewrite_test()
         last_turn_cut = end == self.n or start <= self.turn_start[-1] < end
-        if rewritten is not None and mode != "windowed" and last_turn_cut and self._rewritten_reply(start, end):
+        if mode != "windowed" and last_turn_cut and self._rewritten_reply(start, end):
             # the variant's last turn holds a text the template writes by where it stands, which the whole render
             # writes before its last question (GLM-4.6 keeps a reply's reasoning after the last question: a prefix
             # ending on such a reply, of a group judged stable from other samples, counted 382 for 397); a windowed
@@ -303,8 +303,7 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
     ids = [c.id for m in messages for c in m.tool_calls]
     if fields and len(ids) != len(set(ids)):
         return None  # a template that matches results to calls by id, and a recording that reuses an id
-    if counter.carried_state() and (counter.state_outside_tools() or any(m.tool_calls or m.role == "tool"
-                                                                         for m in messages)):
+    if carries(counter, messages):
         return None  # a template that carries state from message to message (DeepSeek-R1's first tool call): a slice
         # left out can change how the messages after it are written
     rewritten = counter.rewrite_test()

@@ -28,9 +28,8 @@ def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
         if last is not None and last.content and rewritten(last.content):
             return "the last user message holds markup the chat template looks for, so what each entry adds " \
                    "depends on the others"
-    state = counter.carried_state()
-    if state and (counter.state_outside_tools() or any(m.tool_calls or m.role == "tool"
-                                                        for st in states for m in st.entries)):
-        return repeats.carries(state)  # (``TokenCounter.carried_state``)
+    state = repeats.carries(counter, (m for st in states for m in st.entries))
+    if state:
+        return state
     texts = (("", m.content) for st in states if st.plan.into is None for m in st.entries if m.content)
     return repeats.repeated_text(counter, texts)
