@@ -48,7 +48,11 @@ def carries(counter, messages, calls: bool = False) -> str | None:
 
 def runs_together(counter) -> str | None:
     """Why no item's cost stands apart under ``counter``: its template writes only text between messages
-    (``TokenCounter.splits_between_messages``); ``None`` where it writes a token the tokenizer splits at."""
-    if counter.splits_between_messages():
-        return None
-    return "the chat template writes no marker token between messages, so one message's text may run into the next"
+    (``TokenCounter.splits_between_messages``), or its tokenizer reads a message's first word otherwise in the prompt
+    than alone (``TokenCounter.starts_alike_in_place``); ``None`` where neither."""
+    if not counter.splits_between_messages():
+        return "the chat template writes no marker token between messages, so one message's text may run into the next"
+    if not counter.starts_alike_in_place():
+        return ("the tokenizer reads the first word of a message's text otherwise in the prompt than alone (it marks "
+                "the start of each stretch of text between added tokens), so what an item adds depends on its words")
+    return None

@@ -272,6 +272,13 @@ class TokenCounter(ABC):
         one's: the default assemblies price items apart only where it does. True here."""
         return True
 
+    def starts_alike_in_place(self) -> bool:
+        """Whether the tokens of a message's text in the prompt are its own tokens plus a constant of its place,
+        whatever word the text starts with (``core.counters.template_probes``): not so where the tokenizer marks the
+        start of each stretch of text between added tokens and the template writes text right before a message's.
+        The default assemblies price items apart only where it holds. True here."""
+        return True
+
     def state_outside_tools(self) -> tuple[str, ...]:
         """The part of ``carried_state`` that messages other than tool calls and results change (DeepSeek V4 tracks
         whether the message before was a user's): then a request without tool calls is counted with the reference

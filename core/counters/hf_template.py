@@ -1,10 +1,15 @@
 """What an ``hf:`` counter reads from its chat templates (a mixin of ``HFCounter``, whose ``_templates`` it reads):
 the texts they rewrite by what they hold, the state they carry from message to message, whether a later reply
-rewrites an earlier one, whether they write a marker token between messages, and the message fields they compare;
+rewrites an earlier one, whether they write a marker token between messages, whether the tokenizer reads a
+message's first word in place as alone, and the message fields they compare;
 each worked out once per counter."""
 from __future__ import annotations
 
-from . import template_compare, template_rewrites, template_state
+from . import template_compare, template_probes, template_rewrites, template_state
+
+
+# ``starts_alike_in_place`` by tokenizer and templates (held, so their ids are not reused meanwhile)
+_STARTS: dict[tuple[int, int], tuple[object, object, bool]] = {}
 
 
 class TemplateReading:
@@ -24,13 +29,28 @@ class TemplateReading:
         return self._syntax("_outside", lambda t: template_state.carried_of_templates(t, outside_tools=True))
 
     def rewrites_by_later_reply(self) -> bool:
-        return self._syntax("_later", lambda _: template_state.later_reply_rewrites(self))
+        return self._syntax("_later", lambda _: template_probes.later_reply_rewrites(self))
 
     def reasoning_by_position(self) -> bool:
-        return self._syntax("_position", lambda _: template_state.reasoning_by_position(self))
+        return self._syntax("_position", lambda _: template_probes.reasoning_by_position(self))
 
     def splits_between_messages(self) -> bool:
-        return self._syntax("_splits", lambda _: template_state.splits_between_messages(self))
+        return self._syntax("_splits", lambda _: template_probes.splits_between_messages(self))
+
+    def starts_alike_in_place(self) -> bool:
+        """``core.counters.template_probes.starts_alike_in_place``: 44 small counts, made once for a tokenizer and its
+        templates (counters of one folder share both) and left out of this counter's ``full_counts``."""
+        if "_starts" not in self.__dict__:
+            key = (id(self._tokenizer), id(self._templates))
+            hit = _STARTS.get(key)
+            if hit is None or hit[0] is not self._tokenizer or hit[1] is not self._templates:
+                made = self.full_counts
+                try:
+                    hit = _STARTS[key] = (self._tokenizer, self._templates, template_probes.starts_alike_in_place(self))
+                finally:
+                    self.full_counts = made
+            self.__dict__["_starts"] = hit[2]
+        return self.__dict__["_starts"]
 
     def compared_message_fields(self) -> frozenset[str]:
         """``core.counters.template_compare``; a template that cannot be read is taken to compare whole messages."""

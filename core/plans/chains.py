@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CounterError
+from ..text_edges import _seam_end, _seam_start
 from .counts import _MARKS, _UNSTABLE, mark_unstable
 from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
 from .neighbours import SectionContext
 from .probes import SmallPrompts
-from .seams import (_STUB, _compress_runs, _kind, _needs_closing_turn, _seam_end, _seam_start,
-                    _stand_in, tools_key)
+from .seams import _STUB, _compress_runs, _kind, _needs_closing_turn, _stand_in, tools_key
 
 
 _TEXT_ROLES = ("user", "assistant")

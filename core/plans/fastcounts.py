@@ -12,7 +12,8 @@ from .chains import ChainCosts, _never
 from .counts import _UNSTABLE, NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
 from .slices import SliceCosts, _middle_cuts
-from .seams import _joins, _last_run_start, _plain, _seam_end, _seam_start, _stand_in, _tools_stand_apart
+from ..text_edges import _seam_end, _seam_start
+from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
 
 
 def _last_render(render: Any) -> Any:

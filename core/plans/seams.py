@@ -2,35 +2,16 @@
 stand-ins for small probe prompts, and what the counter's template does with tools and closing turns."""
 from __future__ import annotations
 
-import functools
 import json
-import unicodedata
 from typing import Any
 
 from ..contracts import ChatMessage, Evidence, ToolCall
 from ..counting import TokenCounter
 from ..errors import CounterError
 from ..render import evidence_block
+from ..text_edges import _head, _tail
 
-SEAM_CHARS = 64  # text kept on each side of a seam in a constant's key (to the next whitespace)
 STAND_IN_CHARS = 2048  # text kept at each end of a long message in a small probe prompt
-
-
-def _head(text: str | None, size: int = SEAM_CHARS) -> str:
-    """The start of ``text``: ``size`` characters, then on to the next whitespace (so the piece of
-    text touching the seam is whole)."""
-    if text is None or len(text) <= size:
-        return text or ""
-    end = next((i for i in range(size, len(text)) if text[i].isspace()), len(text))
-    return text[:end]
-
-
-def _tail(text: str | None, size: int = SEAM_CHARS) -> str:
-    """The end of ``text``: ``size`` characters, back to a whitespace character (kept)."""
-    if text is None or len(text) <= size:
-        return text or ""
-    start = next((i for i in range(len(text) - size, -1, -1) if text[i].isspace()), 0)
-    return text[start:]
 
 
 def _last_run_start(messages: list[Any], users_follow: bool) -> int | None:
@@ -45,37 +26,6 @@ def _last_run_start(messages: list[Any], users_follow: bool) -> int | None:
     while i > 0 and messages[i - 1].role == "user":
         i -= 1
     return i
-
-
-SEAM_RUN = 16  # a longer run of punctuation at a seam puts the text around it in the key
-
-
-@functools.lru_cache(maxsize=65536)
-def _seam_end(text: str | None) -> tuple[str, str]:
-    """What of a text's end can reach across a seam: its closing run of characters that are neither
-    letters nor digits (a pre-tokenizer may join it with the separator after it) and the class of
-    the character before that run. A long run stands for itself with the text before it."""
-    text = text or ""
-    i = len(text)
-    while i > 0 and not text[i - 1].isalnum():
-        i -= 1
-    run = text[i:]
-    if len(run) > SEAM_RUN:
-        return ("text", _tail(text))
-    return (run, _char_class(text[i - 1]) if i > 0 else "")
-
-
-@functools.lru_cache(maxsize=65536)
-def _seam_start(text: str | None) -> tuple[str, str]:
-    """What of a text's start can reach across a seam (see ``_seam_end``)."""
-    text = text or ""
-    i = 0
-    while i < len(text) and not text[i].isalnum():
-        i += 1
-    run = text[:i]
-    if len(run) > SEAM_RUN:
-        return ("text", _head(text))
-    return (run, _char_class(text[i]) if i < len(text) else "")
 
 
 def _stand_in(message: Any, text: str) -> ChatMessage:
@@ -112,13 +62,6 @@ def _kind(message: Any) -> str | None:
     if message is None:
         return None
     return message.role + ("+calls" if message.tool_calls else "")
-
-
-def _char_class(char: str) -> str:
-    if char.isspace():
-        return "space"
-    category = unicodedata.category(char)
-    return category[0] if category[0] in "LN" else category
 
 
 _STUB = ChatMessage(role="user", content="")  # the empty user turn after a prompt a template will not end on

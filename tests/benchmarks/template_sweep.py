@@ -8,6 +8,11 @@ The llama-cpp-python sdist ships 70 real templates (``vendor/llama.cpp/models/te
     pip download --no-deps --no-binary :all: llama-cpp-python -d /tmp/lcpp && tar xzf /tmp/lcpp/llama_cpp_python-*.tar.gz -C /tmp/lcpp
     .venv/bin/python -m tests.benchmarks.template_sweep /tmp/lcpp/llama_cpp_python-*/vendor/llama.cpp/models/templates
 
+``--tokenizer DIR`` sweeps the templates on a real tokenizer instead (an HF folder holding ``tokenizer.json``; its own
+template is replaced by each swept one): the vocabularies the same sdist ships as GGUF files (``ggml-vocab-*.gguf``:
+Llama 3, Llama SPM, Command R, DeepSeek, Falcon, GPT-2, MPT, StarCoder, Qwen 2 and 3.5, Phi-3, Gemma 4...) become
+such folders with transformers' GGUF tokenizer converter; no tokenizer is bundled or fetched.
+
 ``--examples`` per shape (default 20), ``--only TEXT`` (templates whose name holds it), ``--seed`` (random draws;
 without it the draws are Hypothesis's fixed ones, the same for every template). Nothing is asserted: a difference is
 a defect to look at (a template's own bug may be one: Bielik 11B v3 reads ``messages[loop.index0 - 1]`` in a loop
@@ -47,6 +52,26 @@ def counter_for(template: str, folder: Path):
     directory = tokenizer_factory.build_tokenizer_dir(folder, chat_template=template, special_tokens=special, bos=bos,
                                                       eos=eos, added_tokens=tuple(t for t in found if t in PLAIN_ADDED))
     return make_counter(f"hf:{directory}")
+
+
+def real_counter_for(template: str, tokenizer: Path, folder: Path):
+    """An ``hf:`` counter of the real tokenizer in folder ``tokenizer`` with ``template`` as its chat template (its
+    files copied into ``folder``; the template written where transformers 5 looks first)."""
+    import json
+    import shutil
+
+    from core import make_counter
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        if (tokenizer / name).exists():
+            shutil.copy(tokenizer / name, folder / name)
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
+    config.pop("chat_template", None)
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    (folder / "chat_template.jinja").write_text(template, encoding="utf-8")
+    return make_counter(f"hf:{folder}")
 
 
 def sweep(counter, shape: str, examples: int, seed: int | None) -> tuple[int, list, list]:
@@ -96,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=None)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--shapes", default="history,tool calls,plan")
+    parser.add_argument("--tokenizer", type=Path, default=None,
+                        help="a real tokenizer's HF folder to sweep the templates on (default: a test tokenizer)")
     parser.add_argument("--seconds", type=int, default=400, help="the most one template's shape may take")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "template_sweep")
     args = parser.parse_args(argv)
@@ -108,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     totals = {"run": 0, "differ": 0, "errors": 0}
     for path in files:
         try:
-            counter = counter_for(path.read_text(encoding="utf-8"), Path(tempfile.mkdtemp()) / "tokenizer")
+            text, folder = path.read_text(encoding="utf-8"), Path(tempfile.mkdtemp()) / "tokenizer"
+            counter = real_counter_for(text, args.tokenizer, folder) if args.tokenizer else counter_for(text, folder)
             from core.contracts import ChatMessage
 
             counter.count([ChatMessage(role="user", content="hi")], [])
