@@ -53,6 +53,6 @@ def runs_together(counter) -> str | None:
     if not counter.splits_between_messages():
         return "the chat template writes no marker token between messages, so one message's text may run into the next"
     if not counter.starts_alike_in_place():
-        return ("the tokenizer reads the first word of a message's text otherwise in the prompt than alone (it marks "
-                "the start of each stretch of text between added tokens), so what an item adds depends on its words")
+        return ("the tokenizer reads the first word of a message's text otherwise in the prompt than alone, so what an "
+                "item adds depends on the word it starts with")
     return None

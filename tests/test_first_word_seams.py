@@ -18,7 +18,7 @@ from real_hf import HF, real
 from support import default_counter
 from test_plan_fast_counting import assert_same
 
-from core import ContextPlan, Message, SectionPlan, assemble, make_counter, parse_request
+from core import ContextAssembler, ContextPlan, Message, SectionPlan, assemble, make_counter, parse_request
 from core.counters.template_probes import starts_alike_in_place
 
 # a request of a random run where the default differed, each assembly on a fresh counter (the reference drops turn-2
@@ -63,12 +63,14 @@ def test_the_real_tokenizers_read_a_first_word_in_place_as_alone(name):
 
 
 def test_the_embedded_counter_and_the_toy_tokenizer_do_too(toy_tokenizer_dir):
-    assert default_counter().starts_alike_in_place()
+    """(The embedded counter says so without asking: its tekken tokenizer marks no stretch of text, and its template
+    writes a control token before every message; the probe agrees.)"""
+    assert starts_alike_in_place(default_counter())
     assert starts_alike_in_place(make_counter(f"hf:{toy_tokenizer_dir}"))
 
 
 def test_a_tokenizer_that_marks_each_stretch_of_text_reads_a_first_word_otherwise(newline_kept):
-    assert not newline_kept.starts_alike_in_place()
+    assert not newline_kept.starts_alike_in_place() and not starts_alike_in_place(newline_kept)
     first = newline_kept.count([Message(role="user", content="Evidence passages").chat()], [])
     assert first - newline_kept.text_count("Evidence passages") != \
         newline_kept.count([Message(role="user", content="Why?").chat()], []) - newline_kept.text_count("Why?")
@@ -101,6 +103,4 @@ def test_its_plans_get_the_reference_result(newline_kept):
     for where in (0.0, 0.2, 0.4, 0.6, 0.8, 0.99):
         assert_same(layout, (), data, newline_kept, where, 0)
     plan = ContextPlan(sections=layout, budget_tokens=60)
-    from core import ContextAssembler
-
     assert "first word" in (ContextAssembler(plan, newline_kept).assemble(data).counting_note or "")

@@ -267,3 +267,23 @@ def test_a_question_after_a_tool_result_under_mistral_when_the_system_text_moves
                        Message(role="tool", content="{}", id="r2", tool_call_id="call2")],
             "evidence": [], "question": [Message(role="user", content="Why?", id="q")]}
     assert_same(layout, (), data, default_counter(), 0.375, 0)
+
+
+def test_a_dropped_tool_call_that_joins_the_reply_before_it_costs_what_the_reference_counts_through_a_filler():
+    """Found by session 19's review (older): under Mistral a dropped tool call, alone in its section after a kept
+    reply, makes two replies in a row, which Mistral joins into one it refuses (text and tool calls). The reference
+    counts that partial prompt through an empty user turn between the two (``countable_variants``), so the call
+    costs 35 tokens; the default took the prompt for refused and gave it 0."""
+    layout = (SectionPlan("system", pinned=True), SectionPlan("s1", compaction="drop-oldest"),
+              SectionPlan("s2", compaction="drop-oldest"), SectionPlan("question", pinned=True))
+    data = {"system": [Message(role="system", content="Be brief.")],
+            "s1": [Message(role="user", content="42 is it.", id="u1"), Message(role="assistant", content="42 is it.", id="a2")],
+            "s2": [Message(role="user", content="the end.", id="u4"),
+                   Message(role="assistant", id="c5", tool_calls=[ToolCall(id="call5", name="lookup", arguments={"q": "\n0"})]),
+                   Message(role="tool", content="42", id="r5", tool_call_id="call5")],
+            "question": [Message(role="user", content="u", id="q")]}
+    plan = ContextPlan(sections=layout, budget_tokens=15)
+    fast = ContextAssembler(plan, default_counter()).assemble(data)
+    reference = ContextAssembler(plan, default_counter(), reference=True).assemble(data)
+    assert fast.to_json() == reference.to_json()
+    assert [e.tokens for e in fast.trace if e.id == "c5"] == [35]

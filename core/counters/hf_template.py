@@ -8,8 +8,10 @@ from __future__ import annotations
 from . import template_compare, template_probes, template_rewrites, template_state
 
 
-# ``starts_alike_in_place`` by tokenizer and templates (held, so their ids are not reused meanwhile)
-_STARTS: dict[tuple[int, int], tuple[object, object, bool]] = {}
+# ``starts_alike_in_place`` by tokenizer, templates and template arguments (the first two held, so their ids are not
+# reused meanwhile)
+_STARTS: dict[tuple[int, int, str], tuple[object, object, bool]] = {}
+_STARTS_KEPT = 8
 
 
 class TemplateReading:
@@ -38,17 +40,22 @@ class TemplateReading:
         return self._syntax("_splits", lambda _: template_probes.splits_between_messages(self))
 
     def starts_alike_in_place(self) -> bool:
-        """``core.counters.template_probes.starts_alike_in_place``: 44 small counts, made once for a tokenizer and its
-        templates (counters of one folder share both) and left out of this counter's ``full_counts``."""
+        """``core.counters.template_probes.starts_alike_in_place``: about 90 small counts, made once for a tokenizer,
+        its templates and the arguments they are rendered with (counters of one folder share the first two) and left
+        out of this counter's ``full_counts`` and ``item_counts``."""
         if "_starts" not in self.__dict__:
-            key = (id(self._tokenizer), id(self._templates))
+            arguments = repr(sorted(self.chat_template_kwargs.items()))
+            key = (id(self._tokenizer), id(self._templates), arguments)
             hit = _STARTS.get(key)
             if hit is None or hit[0] is not self._tokenizer or hit[1] is not self._templates:
-                made = self.full_counts
+                made, items = self.full_counts, self.item_counts
                 try:
-                    hit = _STARTS[key] = (self._tokenizer, self._templates, template_probes.starts_alike_in_place(self))
+                    found = template_probes.starts_alike_in_place(self)
                 finally:
-                    self.full_counts = made
+                    self.full_counts, self.item_counts = made, items
+                if len(_STARTS) >= _STARTS_KEPT:  # (it holds the tokenizers: kept few, as the loaded ones are)
+                    _STARTS.clear()
+                hit = _STARTS[key] = (self._tokenizer, self._templates, found)
             self.__dict__["_starts"] = hit[2]
         return self.__dict__["_starts"]
 

@@ -1,7 +1,8 @@
 """What a chat template does, learned from a few renders of small requests (where its syntax says too little): whether
 it writes a reply with reasoning otherwise once a question or another reply follows it, whether it writes a marker
 token between one message's text and the next, and whether the tokenizer reads a message's first word in the prompt
-as it reads it alone. Each is asked once per counter (``core.counters.hf_template``); where one says no, the default
+as it reads it alone. Each is asked once per counter, the last once per tokenizer, template and template arguments
+(``core.counters.hf_template``); where one says no, the default
 assemblies price no item apart and count with the reference method (``core.repeats``). The template's syntax is read
 in ``core.counters.template_state``."""
 from __future__ import annotations
@@ -75,39 +76,37 @@ def splits_between_messages(counter) -> bool:
     return all(any(a in rendered[end:start] for a in added) for (_, end), (start, _) in zip(ends, ends[1:]))
 
 
-# first words whose tokens a tokenizer that marks the start of each stretch of text (SentencePiece's prefix "▁", put
-# before the text between two added tokens) reads otherwise after template text than alone; several of each key a
-# constant is learned by (``core.text_edges._seam_start``): letters of several scripts and cases (the evidence
-# preamble's first word among them), digits, a tag
-_FIRST_WORDS = ("Evidence passages are reference data.", "Why?", "Hello there.", "the end.", "é字 text.", "Привет мир.",
-                "1 two three.", "42 is it.", "7th.", "<tag> text.", "<b>bold</b> text.")
+# first words of every kind an item's text starts with: letters of several scripts and cases (the evidence preamble's
+# and a summary's first words among them), digits, CJK, punctuation and a tag
+_FIRST_WORDS = ("Evidence passages are reference data.", "Summary of earlier conversation: none.", "Why?",
+                "Hello there.", "the end.", "é字 text.", "Привет мир.", "字 text.", "1 two three.", "42 is it.",
+                "7th.", "<tag> text.", "- item.", "\"Quoted\" text.", "(aside) text.", "# Heading")
 # where a message's text stands: a question alone, a reply, a question after a reply, a question after the system text
 _PLACES = (("user",), ("user", "assistant"), ("user", "assistant", "user"), ("system", "user"))
 
 
 def starts_alike_in_place(counter) -> bool:
-    """Whether ``counter`` counts a message's text in the prompt as its own tokens plus a constant of its place and of
-    its start's key (``core.text_edges._seam_start``: the run of punctuation it opens with, the class of its first
-    letter or digit), whatever word it starts with; from renders of short texts in four places. A SentencePiece
-    tokenizer whose normaliser puts "▁" before every stretch of text between added tokens reads a text right after
-    template text (Phi-3's ``<|user|>`` and a newline, where the role token does not strip the newline, as the
-    tokenizer converted from llama.cpp's GGUF file has it) without the mark it has alone: "Evidence" is one token
-    alone and two there, "Why" one in both. What an item adds then depends on its first word, which no constant
-    learned by that key holds."""
+    """Whether ``counter`` counts a message's text in the prompt as its own tokens plus a constant of its place,
+    whatever it starts with, from renders of short texts in four places: what the default assembly's item model
+    rests on (a turn's shape is its roles and the whitespace at its edges; a plan entry's constant is keyed by the class
+    of its first character too, a finer key). Not so where the template's text before a message runs into its first
+    word, or the tokenizer marks the start of each stretch of text between added tokens (SentencePiece's "▁") and the
+    template writes text right before a message's: Phi-3's tokenizer as converted from llama.cpp's GGUF file keeps the
+    newline after ``<|user|>`` (the one in ../shared/tokenizers/hf/phi35 strips it), so "Evidence" is one token
+    alone and two there, "Why" one in both, "42" two alone and one there. What an item adds then depends on its first
+    word, which no constant of its place holds."""
     from ..contracts import ChatMessage
-    from ..text_edges import _seam_start
 
     alone = counter.text_counts(list(_FIRST_WORDS))
-    keys = [_seam_start(word) for word in _FIRST_WORDS]
     for roles in _PLACES:
-        offsets: dict[tuple, set[int]] = {}
-        for word, own, key in zip(_FIRST_WORDS, alone, keys):
+        offsets = set()
+        for word, own in zip(_FIRST_WORDS, alone):
             messages = [ChatMessage(role=role, content=("Be brief." if role == "system" else "Earlier text."))
                         for role in roles[:-1]] + [ChatMessage(role=roles[-1], content=word)]
             try:
-                offsets.setdefault(key, set()).add(counter.count(messages, []) - own)
+                offsets.add(counter.count(messages, []) - own)
             except Exception:  # noqa: BLE001 - a template that refuses this place: nothing seen there
                 break
-        if any(len(found) > 1 for found in offsets.values()):
+        if len(offsets) > 1:
             return False
     return True

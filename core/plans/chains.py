@@ -194,10 +194,10 @@ class ChainCosts(SmallPrompts, SectionContext):
                 old_first = (earlier[old] if old < size else entries[old - size]) if old is not None else fallback
                 new_first = (message if new == n else earlier[new] if new < size else entries[new - size]) \
                     if new is not None else fallback
-                if stub_end:  # a prompt ending with an assistant reply is counted with an empty user turn
-                    # after it, and that turn is then where the system text goes (not after a tool result: the
-                    # prompt ends there as it is, its system text at the last run of user messages)
-                    if not previous_user and (previous is None or previous.role == "assistant"):
+                if stub_end:  # a prompt ending with an assistant reply (or the system text alone) is counted with
+                    # an empty user turn after it, and that turn is then where the system text goes (not after a tool
+                    # result: the prompt ends there as it is, its system text at the last run of user messages)
+                    if not previous_user and (previous is None or previous.role in ("assistant", "system")):
                         old, old_first = None, _STUB
                     if message.role == "assistant":
                         new, new_first = None, _STUB

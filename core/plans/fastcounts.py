@@ -5,14 +5,15 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
+from ..alternation import countable_variants
 from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import CounterError
+from ..text_edges import _seam_end, _seam_start
 from .chains import ChainCosts, _never
 from .counts import _UNSTABLE, NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
 from .slices import SliceCosts, _middle_cuts
-from ..text_edges import _seam_end, _seam_start
 from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
 
 
@@ -320,14 +321,15 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
                 return self._whole_kept_costs(name, entries)
             closings.add(accepted)
             values.append(value)
-        if self._systems(name) and {"plain", "closed"} <= closings:
-            return self._whole_kept_costs(name, entries)  # the system text goes to the closing turn in some only
+        if "filled" in closings or self._systems(name) and {"plain", "closed"} <= closings:
+            return self._whole_kept_costs(name, entries)  # a filler turn no small prompt has, or the system text
+            # going to the closing turn in some only
         return [b - a if a is not None and b is not None else 0 for a, b in zip(values, values[1:])]
 
     def _accepts(self, name: str, entries: list[Any]) -> str | None:
         """How the template takes the whole prompt with section ``name`` holding ``entries``, as
-        ``total`` counts it: "plain", "closed" (with an empty user turn after it) or ``None``
-        (refused). Judged from the prompt's outline: roles, tool calls and which texts are empty."""
+        ``total`` counts it: "plain", "closed" (with an empty user turn after it), "filled" (with an empty turn
+        between two of one role) or ``None`` (refused). Judged from the prompt's outline: roles, tool calls and which texts are empty."""
         hosts = {id(next((m for m in self.current[t] if m.role == "user"), None)) for t, sources in self.sources.items()
                  if any(self.current[s] for s in sources)}
         outline = []
@@ -338,29 +340,23 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
                                            tool_call_id=m.tool_call_id))
         if not outline:
             outline = [ChatMessage(role="user", content="")]
-        before = self.counter.full_counts
         refuses = self.counter.refuses_surely  # (a refusal known from the roles is not counted to learn it)
-        try:
-            if not refuses(outline):
-                self.counter.count(outline, self.tools)
-                return "plain"
-        except CounterError:
-            pass
-        finally:
-            self.probe_counts += self.counter.full_counts - before
-        if outline[-1].role != "assistant":
-            return None
-        closed = outline + [ChatMessage(role="user", content="")]
-        before = self.counter.full_counts
-        try:
-            if refuses(closed):
-                return None
-            self.counter.count(closed, self.tools)
-            return "closed"
-        except CounterError:
-            return None
-        finally:
-            self.probe_counts += self.counter.full_counts - before
+        # as ``total`` counts it while budgeting: as it is, else through ``countable_variants``: an empty user turn after
+        # a closing reply ("closed"), or an empty turn between two messages of one role ("filled": Mistral joins two
+        # replies, one with tool calls, into one it refuses), which no small prompt makes
+        variants = countable_variants(outline)
+        kinds = ["plain"] + (["closed"] if outline[-1].role == "assistant" else []) + ["filled"]
+        for kind, prompt in zip(kinds, [outline] + variants):
+            before = self.counter.full_counts
+            try:
+                if not refuses(prompt):
+                    self.counter.count(prompt, self.tools)
+                    return kind
+            except CounterError:
+                pass
+            finally:
+                self.probe_counts += self.counter.full_counts - before
+        return None
 
     def _system_costs(self, name: str, entries: list[Any]) -> list[int]:
         """Trace costs of a section of system messages at the head of the prompt. Templates put the

@@ -6,8 +6,8 @@ from typing import Any
 
 from ..contracts import Evidence
 from ..render import evidence_block, user_content
-from .counts import _UNSTABLE, mark_unstable
 from ..text_edges import _seam_start
+from .counts import _UNSTABLE, mark_unstable
 from .seams import _plain, block_of, passage
 from .strategies import ByScore
 
