@@ -104,3 +104,36 @@ def test_its_plans_get_the_reference_result(newline_kept):
         assert_same(layout, (), data, newline_kept, where, 0)
     plan = ContextPlan(sections=layout, budget_tokens=60)
     assert "first word" in (ContextAssembler(plan, newline_kept).assemble(data).counting_note or "")
+
+
+def test_words_of_different_start_keys_that_disagree_are_enough(newline_kept, monkeypatch):
+    """The assembly's turn shapes are keyed by roles and edge whitespace only, so a digit-led and a letter-led word
+    that disagree (while each key's words agree) break it too (session 19's review: 161 of 805 random assemblies)."""
+    from core.counters import template_probes
+
+    monkeypatch.setattr(template_probes, "_FIRST_WORDS", ("Why?", "Hello there.", "the end.", "é字 text.",
+                                                          "1 two three.", "42 is it.", "7th.", "<tag> text."))
+    assert not starts_alike_in_place(newline_kept)
+
+
+def test_the_answer_is_kept_per_template_arguments(tmp_path):
+    """Counters of one folder share its tokenizer and templates; one rendered with other arguments (here a prefix the
+    template writes before a user's text) gets its own answer, whichever asks first (session 19's review: the
+    memoised answer of the other had 131 assemblies differ without a note)."""
+    if not (HF / "phi35" / "tokenizer.json").is_file():
+        pytest.skip(f"{HF / 'phi35'} is absent: the real Phi-3.5 tokenizer is not here")
+    shutil.copy(HF / "phi35" / "tokenizer.json", tmp_path / "tokenizer.json")
+    config = json.loads((HF / "phi35" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["chat_template"] = config["chat_template"].replace(
+        "{{'<|user|>\n' + message['content']", "{{'<|user|>\n' + (pre if pre is defined else '') + message['content']")
+    assert "pre if pre" in config["chat_template"]
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    plain = make_counter(f"hf:{tmp_path}")
+    prefixed = make_counter(f"hf:{tmp_path}?pre=x:")
+    assert prefixed.chat_template_kwargs == {"pre": "x:"}
+    assert plain.starts_alike_in_place() and not prefixed.starts_alike_in_place()
+    request = parse_request(REQUEST)
+    fast = assemble(request, prefixed)
+    assert "first word" in (fast.counting_note or "")
+    assert fast.model_copy(update={"counting_note": None}).to_json() == \
+        assemble(request, make_counter(f"hf:{tmp_path}?pre=x:"), reference=True).to_json()
