@@ -25,7 +25,7 @@ from .assembly_reference import Builder, PredictionMismatch
 from .contracts import Request
 from .counting import TokenCounter
 from .rendered import mark_not_rendered
-from .repeats import carries, repeated_text, runs_together
+from .repeats import call_text_moves, carries, repeated_text, runs_together
 from .errors import AssemblyInvariantError, RequiredContextTooLarge
 from .permissions import permitted, with_record
 from .neutralise import mark_result, neutralise_request
@@ -92,7 +92,9 @@ def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
     ``<tool_response>`` for no question, and writes the replies before it by where the last question is), so what a
     turn or the first passage adds depends on which others are in (the evidence preamble makes it a question again),
     which no probe without them says; or the template carries state from message to message and the request holds
-    tool calls (``TokenCounter.carried_state``: DeepSeek-R1 writes the first tool call otherwise). ``None`` else."""
+    tool calls (``TokenCounter.carried_state``: DeepSeek-R1 writes the first tool call otherwise); or it writes the
+    text beside a history tool call only while no final reply follows (``repeats.call_text_moves``: gpt-oss); or no
+    item's cost stands apart under it (``repeats.runs_together``). ``None`` else."""
     rewritten = counter.rewrite_test()
     if rewritten is not None and rewritten(request.current):
         return "the question holds markup the chat template looks for, so what each item adds depends on the others"
@@ -102,6 +104,9 @@ def _repeated_text(request: Request, counter: TokenCounter) -> str | None:
     state = carries(counter, request.history, calls=bool(request.tool_exchanges))
     if state:
         return state
+    moves = call_text_moves(counter, request.history)
+    if moves:
+        return moves
     return repeated_text(counter, _texts(request), evidence_tail=QUESTION_PREFIX + request.current)
 
 

@@ -56,3 +56,17 @@ def runs_together(counter) -> str | None:
         return ("the tokenizer reads the first word of a message's text otherwise in the prompt than alone, so what an "
                 "item adds depends on the word it starts with")
     return None
+
+
+def call_text_moves(counter, messages) -> str | None:
+    """Why a request or plan of ``messages`` is assembled with the reference method where ``counter``'s template writes
+    the text beside a tool call only while no reply without tool calls follows it
+    (``TokenCounter.tool_call_text_by_later_reply``: gpt-oss keeps it as analysis until a final answer comes), and a
+    message here has both: what a turn adds then depends on the turns after it (the default had dropped a turn the
+    reference keeps). ``None`` where not."""
+    if not counter.tool_call_text_by_later_reply():
+        return None
+    if not any(getattr(m, "tool_calls", None) and m.content for m in messages):
+        return None
+    return ("the chat template writes the text beside a tool call only while no final reply follows it, so what a "
+            "turn adds depends on the turns after it")

@@ -297,6 +297,12 @@ class TokenCounter(ABC):
         question, whatever follows): an entry or turn that adds a reply then changes an earlier one. False here."""
         return False
 
+    def tool_call_text_by_later_reply(self) -> bool:
+        """Whether the chat template writes the text beside a tool call otherwise once a reply without tool calls
+        follows it (gpt-oss keeps it as analysis only while no final reply follows): a variant count that leaves that
+        reply out cannot be read off the whole render. False here."""
+        return False
+
     def writes_by_turn(self) -> bool:
         """Whether this counter's chat template may write a message otherwise by whether a user message comes
         before it (Qwen3 writes the reply that ends a prompt after a user message with an empty thinking block):

@@ -36,6 +36,9 @@ class TemplateReading:
     def reasoning_by_position(self) -> bool:
         return self._syntax("_position", lambda _: template_probes.reasoning_by_position(self))
 
+    def tool_call_text_by_later_reply(self) -> bool:
+        return self._syntax("_call_text", lambda _: template_probes.tool_call_text_by_later_reply(self))
+
     def splits_between_messages(self) -> bool:
         return self._syntax("_splits", lambda _: template_probes.splits_between_messages(self))
 

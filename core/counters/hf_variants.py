@@ -310,6 +310,8 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
     if rewritten is not None and counter.rewrites_by_later_reply() and any(
             m.role == "assistant" and m.content and rewritten(m.content) for m in messages):
         return None  # a reply written otherwise by whether another follows it (LFM2.5): a cut can rewrite it
+    if counter.tool_call_text_by_later_reply() and any(m.tool_calls and m.content for m in messages):
+        return None  # a tool call's text written by whether a final reply follows it (gpt-oss): likewise
     try:
         return HFVariants(counter, messages, tools, total, rendered)
     except Exception:  # noqa: BLE001 - Unsure, a slow tokenizer without offsets, a refusal: every variant whole

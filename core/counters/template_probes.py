@@ -1,5 +1,6 @@
 """What a chat template does, learned from a few renders of small requests (where its syntax says too little): whether
-it writes a reply with reasoning otherwise once a question or another reply follows it, whether it writes a marker
+it writes a reply with reasoning, or the text beside a tool call, otherwise once a question or another reply follows
+it, whether it writes a marker
 token between one message's text and the next, and whether the tokenizer reads a message's first word in the prompt
 as it reads it alone. Each is asked once per counter, the last once per tokenizer, template and template arguments
 (``core.counters.hf_template``); where one says no, the default
@@ -49,6 +50,28 @@ def _reasoning_moves(counter, before: list[str], after: list[str]) -> bool:
         if ("Zq" in renders[0]) != ("Zq" in renders[1]):
             return True
     return False
+
+
+def tool_call_text_by_later_reply(counter) -> bool:
+    """Whether ``counter``'s template writes the text beside a tool call otherwise once a reply without tool calls
+    follows it, from renders of a question, a tool call with text, its result and a second question, with a reply
+    before that question and without: gpt-oss keeps such text (as analysis) only while no final reply follows, so a
+    slice that leaves that reply out rewrites the call before it."""
+    from ..contracts import ChatMessage, ToolCall, ToolDefinition
+
+    tool = ToolDefinition(name="lookup", description="Look something up.",
+                          parameters={"type": "object", "properties": {"q": {"type": "string"}}})
+    head = [ChatMessage(role="user", content="Why?"),
+            ChatMessage(role="assistant", content="Zq note.", tool_calls=[ToolCall(id="call_zq", name="lookup",
+                                                                                    arguments={"q": "x"})]),
+            ChatMessage(role="tool", content="Result.", tool_call_id="call_zq")]
+    later = ChatMessage(role="user", content="Later.")
+    try:
+        renders = [counter.render_text(head + tail, [tool])
+                   for tail in ([ChatMessage(role="assistant", content="Done."), later], [later])]
+    except Exception:  # noqa: BLE001 - a template that refuses either: nothing seen to move
+        return False
+    return ("Zq" in renders[0]) != ("Zq" in renders[1])
 
 
 def splits_between_messages(counter) -> bool:

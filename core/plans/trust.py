@@ -31,5 +31,8 @@ def repeated_text(counter: TokenCounter, states: Sequence[Any]) -> str | None:
     state = repeats.carries(counter, (m for st in states for m in st.entries))
     if state:
         return state
+    moves = repeats.call_text_moves(counter, [m for st in states for m in st.entries])
+    if moves:
+        return moves
     texts = (("", m.content) for st in states if st.plan.into is None for m in st.entries if m.content)
     return repeats.repeated_text(counter, texts)
