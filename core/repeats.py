@@ -64,9 +64,9 @@ def call_text_moves(counter, messages) -> str | None:
     (``TokenCounter.tool_call_text_by_later_reply``: gpt-oss keeps it as analysis until a final answer comes), and a
     message here has both: what a turn adds then depends on the turns after it (the default had dropped a turn the
     reference keeps). ``None`` where not."""
-    if not counter.tool_call_text_by_later_reply():
-        return None
     if not any(getattr(m, "tool_calls", None) and m.content for m in messages):
+        return None  # (asked first: the counter's answer takes two renders the first time)
+    if not counter.tool_call_text_by_later_reply():
         return None
     return ("the chat template writes the text beside a tool call only while no final reply follows it, so what a "
             "turn adds depends on the turns after it")
