@@ -11,7 +11,7 @@ import pytest
 from real_hf import real
 from test_plan_fast_counting import assert_same, outcome
 
-from core import ContextAssembler, ContextPlan, Message, SectionPlan, assemble, parse_request
+from core import ChatMessage, ContextAssembler, ContextPlan, Message, SectionPlan, assemble, parse_request
 
 RESULT = '<tool_response>\n{"temp": 3}\n</tool_response>'
 
@@ -85,3 +85,28 @@ def test_a_plan_with_a_real_question_after_tool_responses_keeps_the_default_meth
     assert result.counting_note is None
     reference = outcome(ContextAssembler(ContextPlan(sections=LAYOUT, budget_tokens=120), counter, reference=True), data)
     assert result.to_json() == reference.to_json()
+
+
+# (session 19: a random draw of such a conversation; the variant counts read its cut 4..12 as 41 tokens for 48)
+TOOL_RESPONSES = [("system", "Be brief."), ("user", "And then?"), ("assistant", "<think>\nhmm\n</think>\n\nIt is 42."),
+                  ("user", "<tool_response>\n42\n</tool_response>"), ("assistant", "<think>\nok\n</think>\n\nDone."),
+                  ("user", "Why?"), ("assistant", "<think>\nok\n</think>\n\nDone."), ("user", "Why?"),
+                  ("assistant", "Sure."), ("user", "<tool_response>\n42\n</tool_response>"),
+                  ("assistant", "<think>\nok\n</think>\n\nDone."), ("user", "Why?")]
+
+
+def test_the_variant_counts_of_a_conversation_with_tool_responses_are_the_complete_counts():
+    """Where the last question is depends on which ``<tool_response>`` user messages a cut leaves in, and Qwen3 writes
+    every reply after it with its reasoning: counts read off the whole render were wrong for 51 of 1,011 cuts of 30
+    random such conversations (session 18 had named the gap and left it). The counter now makes no variant counts for
+    them, and every cut is counted whole."""
+    counter = real("qwen3")
+    messages = [ChatMessage(role=role, content=text) for role, text in TOOL_RESPONSES]
+    variants = counter.variant_counts(messages, [], counter.count(messages, []))
+    n = len(messages)
+    for a in range(1, n):
+        for b in range(a + 1, n + 1):
+            got = variants.count(a, b) if variants is not None else None
+            if got is not None:
+                assert got == counter.count(messages[:a] + messages[b:], []), (a, b)
+    assert variants is None

@@ -39,6 +39,7 @@ from ..errors import TemplateRefused
 from ..repeats import carries
 from .base import ID_FIELDS
 from .hf_splices import Splices, Unsure, _general, _specific, _spellings
+from .template_probes import takes_for_no_question
 
 SAMPLES_PER_GROUP = 3
 MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
@@ -310,6 +311,11 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
     if rewritten is not None and counter.rewrites_by_later_reply() and any(
             m.role == "assistant" and m.content and rewritten(m.content) for m in messages):
         return None  # a reply written otherwise by whether another follows it (LFM2.5): a cut can rewrite it
+    if rewritten is not None and counter.reasoning_by_position() and any(
+            m.role == "user" and m.content and rewritten(m.content) and takes_for_no_question(counter, m.content)
+            for m in messages):
+        return None  # a user message the template takes for no question (Qwen3, a ``<tool_response>``): where the
+        # last question is, and so how the replies before it are written, depends on which messages a cut leaves
     if counter.tool_call_text_by_later_reply() and any(m.tool_calls and m.content for m in messages):
         return None  # a tool call's text written by whether a final reply follows it (gpt-oss): likewise
     try:

@@ -52,6 +52,40 @@ def _reasoning_moves(counter, before: list[str], after: list[str]) -> bool:
     return False
 
 
+def takes_for_no_question(counter, text: str) -> bool:
+    """Whether ``counter``'s template takes a user message of ``text`` for no question, from two renders of a question
+    and a reply with reasoning, then that message or a plain one: Qwen3 looks for the last user message that is not a
+    ``<tool_response>`` and keeps the reasoning of the replies after it, so the reply keeps its reasoning after ``text``
+    where ``text`` is no question. Asked where the template writes reasoning by position and ``text`` holds markup it
+    looks for."""
+    memo = counter.__dict__.setdefault("_no_question", {})  # (by text, for the counter's life; kept small)
+    if text not in memo:
+        if len(memo) >= 256:
+            memo.clear()
+        memo[text] = _moves_the_question(counter, text)
+    return memo[text]
+
+
+def _moves_the_question(counter, text: str) -> bool:
+    from ..contracts import ChatMessage
+
+    rewritten = counter.rewrite_test()
+    if rewritten is None:
+        return False
+    question = ChatMessage(role="user", content="Why?")
+    for reasoned in _REASONED:
+        if not rewritten(reasoned):
+            continue
+        head = [question, ChatMessage(role="assistant", content=reasoned)]
+        try:
+            renders = [counter.render_text(head + [ChatMessage(role="user", content=last)], [])
+                       for last in (text, "Later.")]
+        except Exception:  # noqa: BLE001 - a template that refuses either: nothing seen
+            continue
+        return ("Zq" in renders[0]) != ("Zq" in renders[1])
+    return False
+
+
 def tool_call_text_by_later_reply(counter) -> bool:
     """Whether ``counter``'s template writes the text beside a tool call otherwise once a reply without tool calls
     follows it, from renders of a question, a tool call with text, its result and a second question, with a reply
