@@ -29,9 +29,9 @@ def later_reply_rewrites(counter) -> bool:
     return _reasoning_moves(counter, ["user"], ["user", "assistant"])
 
 
-def _reasoning_moves(counter, before: list[str], after: list[str]) -> bool:
-    """Whether a question and a reply with reasoning, then messages of the roles ``before``, write the reply
-    otherwise than with messages of the roles ``after`` instead."""
+def _reasoning_moves(counter, before: list, after: list) -> bool:
+    """Whether a question and a reply with reasoning, then the messages ``before``, write the reply otherwise than with
+    the messages ``after`` instead (each a message, or a role written with a plain text)."""
     from ..contracts import ChatMessage
 
     rewritten = counter.rewrite_test()
@@ -42,9 +42,10 @@ def _reasoning_moves(counter, before: list[str], after: list[str]) -> bool:
         if not rewritten(text):
             continue
         head = [question, ChatMessage(role="assistant", content=text)]
+        tails = [[ChatMessage(role=m, content=f"Later {k}.") if isinstance(m, str) else m for k, m in enumerate(tail)]
+                 for tail in (before, after)]
         try:
-            renders = [counter.render_text(head + [ChatMessage(role=role, content=f"Later {k}.")
-                                                   for k, role in enumerate(roles)], []) for roles in (before, after)]
+            renders = [counter.render_text(head + tail, []) for tail in tails]
         except Exception:  # noqa: BLE001 - a template that refuses either: nothing seen to move
             continue
         if ("Zq" in renders[0]) != ("Zq" in renders[1]):
@@ -62,28 +63,10 @@ def takes_for_no_question(counter, text: str) -> bool:
     if text not in memo:
         if len(memo) >= 256:
             memo.clear()
-        memo[text] = _moves_the_question(counter, text)
+        from ..contracts import ChatMessage
+
+        memo[text] = _reasoning_moves(counter, [ChatMessage(role="user", content=text)], ["user"])
     return memo[text]
-
-
-def _moves_the_question(counter, text: str) -> bool:
-    from ..contracts import ChatMessage
-
-    rewritten = counter.rewrite_test()
-    if rewritten is None:
-        return False
-    question = ChatMessage(role="user", content="Why?")
-    for reasoned in _REASONED:
-        if not rewritten(reasoned):
-            continue
-        head = [question, ChatMessage(role="assistant", content=reasoned)]
-        try:
-            renders = [counter.render_text(head + [ChatMessage(role="user", content=last)], [])
-                       for last in (text, "Later.")]
-        except Exception:  # noqa: BLE001 - a template that refuses either: nothing seen
-            continue
-        return ("Zq" in renders[0]) != ("Zq" in renders[1])
-    return False
 
 
 def tool_call_text_by_later_reply(counter) -> bool:
@@ -137,7 +120,8 @@ def splits_between_messages(counter) -> bool:
 # and a summary's first words among them), digits, CJK, punctuation and a tag
 _FIRST_WORDS = ("Evidence passages are reference data.", "Summary of earlier conversation: none.", "Why?",
                 "Hello there.", "the end.", "é字 text.", "Привет мир.", "字 text.", "1 two three.", "42 is it.",
-                "7th.", "<tag> text.", "- item.", "\"Quoted\" text.", "(aside) text.", "# Heading")
+                "7th.", "<tag> text.", "- item.", "\"Quoted\" text.", "(aside) text.",
+                "# Heading")
 # where a message's text stands: a question alone, a reply, a question after a reply, a question after the system text
 _PLACES = (("user",), ("user", "assistant"), ("user", "assistant", "user"), ("system", "user"))
 
