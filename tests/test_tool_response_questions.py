@@ -12,6 +12,7 @@ from real_hf import real
 from test_plan_fast_counting import assert_same, outcome
 
 from core import ChatMessage, ContextAssembler, ContextPlan, Message, SectionPlan, assemble, parse_request
+from core.counters.hf_splices import Unsure
 
 RESULT = '<tool_response>\n{"temp": 3}\n</tool_response>'
 
@@ -104,9 +105,13 @@ def test_the_variant_counts_of_a_conversation_with_tool_responses_are_the_comple
     messages = [ChatMessage(role=role, content=text) for role, text in TOOL_RESPONSES]
     variants = counter.variant_counts(messages, [], counter.count(messages, []))
     n = len(messages)
+    assert counter.count(messages[:4] + messages[12:], []) == 48
     for a in range(1, n):
         for b in range(a + 1, n + 1):
-            got = variants.count(a, b) if variants is not None else None
+            try:
+                got = variants.count(a, b) if variants is not None else None
+            except Unsure:  # (a cut the variants cannot say: counted whole by their caller)
+                got = None
             if got is not None:
-                assert got == counter.count(messages[:a] + messages[b:], []), (a, b)
+                assert got == counter.count(messages[:a] + messages[b:], []), (a, b)  # the code before: (4, 12) 41
     assert variants is None

@@ -1,11 +1,11 @@
-"""What a chat template does, learned from a few renders of small requests (where its syntax says too little): whether
-it writes a reply with reasoning, or the text beside a tool call, otherwise once a question or another reply follows
-it, whether it writes a marker
-token between one message's text and the next, and whether the tokenizer reads a message's first word in the prompt
-as it reads it alone. Each is asked once per counter, the last once per tokenizer, template and template arguments
-(``core.counters.hf_template``); where one says no, the default
-assemblies price no item apart and count with the reference method (``core.repeats``). The template's syntax is read
-in ``core.counters.template_state``."""
+"""What a chat template does, learned from a few renders of small requests (where its syntax says too little):
+whether it writes a reply with reasoning, or the text beside a tool call, otherwise once a question or another reply
+follows it; whether it takes a user message for no question; whether it writes a marker token between one message's
+text and the next; and whether the tokenizer reads a message's first word in the prompt as it reads it alone. Each is
+asked once per counter, the first-word probe once per tokenizer, template and template arguments
+(``core.counters.hf_template``); where one says so, the default assemblies price no item apart and count with the
+reference method (``core.repeats``), or the hf variant counts are not made. The template's syntax is read in
+``core.counters.template_state``."""
 from __future__ import annotations
 
 # replies whose text templates rewrite by what it holds (reasoning before ``</think>``, Gemma 4's thought channel)
