@@ -274,8 +274,9 @@ class TokenCounter(ABC):
 
     def starts_alike_in_place(self) -> bool:
         """Whether the tokens of a message's text in the prompt are its own tokens plus a constant of its place,
-        whatever word the text starts with (``core.counters.template_probes``): not so where the tokenizer marks the
-        start of each stretch of text between added tokens and the template writes text right before a message's.
+        whatever word the text starts with (``core.counters.template_probes``): not so where the template's own text
+        runs into a message's first word, or the tokenizer marks the start of each stretch of text between added tokens
+        and the template writes text right before a message's.
         The default assemblies price items apart only where it holds. True here."""
         return True
 
@@ -299,8 +300,9 @@ class TokenCounter(ABC):
 
     def tool_call_text_by_later_reply(self) -> bool:
         """Whether the chat template writes the text beside a tool call otherwise once a reply without tool calls
-        follows it (gpt-oss keeps it as analysis only while no final reply follows): a variant count that leaves that
-        reply out cannot be read off the whole render. False here."""
+        follows it (gpt-oss keeps it as analysis only while no final reply follows): what a turn adds then depends on
+        the turns after it, so the assemblies count such requests with the reference method and make no variant
+        counts for them (``core.repeats.call_text_moves``). False here."""
         return False
 
     def writes_by_turn(self) -> bool:

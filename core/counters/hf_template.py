@@ -1,8 +1,8 @@
 """What an ``hf:`` counter reads from its chat templates (a mixin of ``HFCounter``, whose ``_templates`` it reads):
 the texts they rewrite by what they hold, the state they carry from message to message, whether a later reply
-rewrites an earlier one, whether they write a marker token between messages, whether the tokenizer reads a
-message's first word in place as alone, and the message fields they compare;
-each worked out once per counter."""
+rewrites an earlier one or a tool call's text, whether they write a marker token between messages, whether the
+tokenizer reads a message's first word in place as alone, and the message fields they compare; each worked out once
+per counter (the first-word probe once per tokenizer, templates and template arguments)."""
 from __future__ import annotations
 
 from . import template_compare, template_probes, template_rewrites, template_state
@@ -43,7 +43,7 @@ class TemplateReading:
         return self._syntax("_splits", lambda _: template_probes.splits_between_messages(self))
 
     def starts_alike_in_place(self) -> bool:
-        """``core.counters.template_probes.starts_alike_in_place``: about 90 small counts, made once for a tokenizer,
+        """``core.counters.template_probes.starts_alike_in_place``: 64 small counts, made once for a tokenizer,
         its templates and the arguments they are rendered with (counters of one folder share the first two) and left
         out of this counter's ``full_counts`` and ``item_counts``."""
         if "_starts" not in self.__dict__:

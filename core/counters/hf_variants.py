@@ -36,7 +36,7 @@ from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import TemplateRefused
-from ..repeats import carries
+from ..repeats import call_text_moves, carries
 from .base import ID_FIELDS
 from .hf_splices import Splices, Unsure, _general, _specific, _spellings
 from .template_probes import takes_for_no_question
@@ -316,7 +316,7 @@ def variants(counter, messages: Sequence[ChatMessage], tools: Sequence[ToolDefin
             for m in messages):
         return None  # a user message the template takes for no question (Qwen3, a ``<tool_response>``): where the
         # last question is, and so how the replies before it are written, depends on which messages a cut leaves
-    if counter.tool_call_text_by_later_reply() and any(m.tool_calls and m.content for m in messages):
+    if call_text_moves(counter, messages):
         return None  # a tool call's text written by whether a final reply follows it (gpt-oss): likewise
     try:
         return HFVariants(counter, messages, tools, total, rendered)

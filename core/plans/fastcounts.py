@@ -344,9 +344,12 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         # as ``total`` counts it while budgeting: as it is, else through ``countable_variants``: an empty user turn after
         # a closing reply ("closed"), or an empty turn between two messages of one role ("filled": Mistral joins two
         # replies, one with tool calls, into one it refuses), which no small prompt makes
-        variants = countable_variants(outline)
+        def prompts():
+            yield outline
+            yield from countable_variants(outline)  # (made only once the prompt as it is is refused)
+
         kinds = ["plain"] + (["closed"] if outline[-1].role == "assistant" else []) + ["filled"]
-        for kind, prompt in zip(kinds, [outline] + variants):
+        for kind, prompt in zip(kinds, prompts()):
             before = self.counter.full_counts
             try:
                 if not refuses(prompt):
