@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print(f"no .jinja templates in {args.templates}", file=sys.stderr)
         return 2
+    if args.tokenizer is not None and not (args.tokenizer / "tokenizer.json").is_file():
+        print(f"--tokenizer {args.tokenizer}: no tokenizer.json there (an HF tokenizer folder is wanted)", file=sys.stderr)
+        return 2
     totals = {"run": 0, "differ": 0, "errors": 0}
     for path in files:
         try:
