@@ -9,9 +9,9 @@ from ..alternation import countable_variants
 from ..contracts import ChatMessage, ToolDefinition
 from ..counting import TokenCounter
 from ..errors import CounterError
-from ..text_edges import _seam_end, _seam_start
-from .chains import ChainCosts, _never
-from .counts import _UNSTABLE, NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
+from .alone import AloneCosts
+from .chains import ChainCosts
+from .counts import NEAR_ALLOWANCE, PlanCounts, PredictionMismatch, _plan_memo
 from .passages import PassageCosts
 from .slices import SliceCosts, _middle_cuts
 from .seams import _joins, _last_run_start, _plain, _stand_in, _tools_stand_apart
@@ -34,7 +34,7 @@ def _last_render(render: Any) -> Any:
     return rendered
 
 
-class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
+class FastPlanCounts(AloneCosts, ChainCosts, PassageCosts, SliceCosts, PlanCounts):
     """Answers from item costs where it can, counts whole where it must, and checks itself."""
 
     reference = False
@@ -122,13 +122,17 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
             without = self.total({name: []})
             self._last_whole = last  # the emitted prompt is the one counted whole last (``final_total``)
             return with_them - without
-        if self._running_checked and not committed:
-            without = self.running  # the committed prompt, as a complete count gave it since the last commit
-        else:
-            without = self.total({name: []})
-            if not self._running_checked and not self.current[name]:
-                self._check_running(without)  # that count is the committed prompt's
+        without = self._without(name)
         return self.total({name: list(entries)}) - without
+
+    def _without(self, name: str) -> int:
+        """``T(S=[])``: the prompt with section ``name`` left empty, the rest as committed."""
+        if self._running_checked and not self.current[name]:
+            return self.running  # the committed prompt, as a complete count gave it since the last commit
+        without = self.total({name: []})
+        if not self._running_checked and not self.current[name]:
+            self._check_running(without)  # that count is the committed prompt's
+        return without
 
     def pins_cost(self, name: str) -> int:
         return self.whole_cost(name, self.current[name]) if self.current[name] else 0
@@ -240,46 +244,6 @@ class FastPlanCounts(ChainCosts, PassageCosts, SliceCosts, PlanCounts):
         counts where the counter has them, else every prefix counted whole (as the reference does)."""
         costs = self._slice_kept_costs(name, entries)
         return costs if costs is not None else PlanCounts.kept_costs(self, name, entries)
-
-    def alone_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
-        """Each entry on its own in the final prompt's section: the walk of a one-entry list, its context
-        and (for passages) its host's placement worked out once for them all."""
-        if not entries:
-            return []
-        if name in self.into:
-            placed = self._placed(name)
-            costs = [self._passage_chain(name, [m], placed) for m in entries]
-            return [c[0] if c is not None else self._local_costs(name, [m])[0] for c, m in zip(costs, entries)]
-        ctx = self._chain_context(name)
-        if ctx[2]:
-            return [self.alone_cost(name, m) for m in entries]
-        # Alone between the same neighbours, an entry's constant is its kind's and its text's ends' (the key
-        # ``_constant`` learns it by): once a walk has met that key checked, the rest of its kind take it.
-        memo, kinds, out = self._scope(), {}, []
-        rewritten = self.counter.rewrite_test() or _never
-        for m in entries:
-            plain = _plain(m) and not rewritten(m.content)
-            kind = (m.role, _seam_start(m.content), _seam_end(m.content)) if plain else None
-            hit = kinds.get(kind) if kind is not None else None
-            if hit is not None:
-                known = memo.get(hit[1])
-                if known is not None and known != _UNSTABLE and known[1] and known[0] == hit[0]:
-                    out.append(self.counter.text_count(m.content) + hit[0])
-                    continue
-            self._last_step = None
-            costs = self._walk(ctx, [m], 0, ctx[-1], None)[0]
-            if costs is None:
-                out.append(self._local_costs(name, [m])[0])
-                continue
-            out.append(costs[0])
-            step = self._last_step
-            if kind is not None and step is not None and step[0] is not None and not step[1]:
-                kinds[kind] = (costs[0] - self.counter.text_count(m.content), step[0])
-        return out
-
-    def alone_cost(self, name: str, entry: Any) -> int:
-        costs = self._chain(name, [entry])
-        return costs[0] if costs is not None else self._local_costs(name, [entry])[0]
 
     def _local_costs(self, name: str, entries: list[Any]) -> list[int]:
         """Trace costs of entries the item model does not cover.

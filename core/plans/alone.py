@@ -1,0 +1,84 @@
+"""What each dropped entry of a plan section would have added alone to the final prompt (the trace's figure for
+it): from the item model where it covers the entry, else from a small prompt, else counted whole, as the
+reference counts it (``counts.PlanCounts.alone_cost``)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..text_edges import _seam_end, _seam_start
+from .chains import _never
+from .counts import _UNSTABLE
+from .seams import _plain
+
+
+class AloneCosts:
+    """``alone_costs`` for ``FastPlanCounts`` (a mixin: its state is set there)."""
+
+    def alone_costs(self, name: str, entries: Sequence[Any]) -> list[int]:
+        """Each entry on its own in the final prompt's section: the walk of a one-entry list, its context
+        and (for passages) its host's placement worked out once for them all."""
+        if not entries:
+            return []
+        if name in self.into:
+            placed = self._placed(name)
+            costs = [self._passage_chain(name, [m], placed) for m in entries]
+            return [c[0] if c is not None else self._local_costs(name, [m])[0] for c, m in zip(costs, entries)]
+        ctx = self._chain_context(name)
+        if ctx[2]:
+            return [self.alone_cost(name, m) for m in entries]
+        # Alone between the same neighbours, an entry's constant is its kind's and its text's ends' (the key
+        # ``_constant`` learns it by): once a walk has met that key checked, the rest of its kind take it.
+        memo, kinds, out = self._scope(), {}, []
+        rewritten = self.counter.rewrite_test() or _never
+        whole: list | None = None  # the section left empty, counted once, where an entry is cheaper counted whole
+        for m in entries:
+            plain = _plain(m) and not rewritten(m.content)
+            kind = (m.role, _seam_start(m.content), _seam_end(m.content)) if plain else None
+            hit = kinds.get(kind) if kind is not None else None
+            if hit is not None:
+                known = memo.get(hit[1])
+                if known is not None and known != _UNSTABLE and known[1] and known[0] == hit[0]:
+                    out.append(self.counter.text_count(m.content) + hit[0])
+                    continue
+            self._last_step = None
+            costs = self._walk(ctx, [m], 0, ctx[-1], None)[0]
+            if costs is None:  # (tool calls and results): a small prompt, or the prompt whole where it is as small
+                if whole is None:
+                    whole = [self._as_probe(lambda: self.measure({name: []}))] if self._small_around(name) else []
+                out.append(self._as_probe(lambda: self._counted_alone(name, m, whole[0])) if whole
+                           else self._local_costs(name, [m])[0])
+                continue
+            out.append(costs[0])
+            step = self._last_step
+            if kind is not None and step is not None and step[0] is not None and not step[1]:
+                kinds[kind] = (costs[0] - self.counter.text_count(m.content), step[0])
+        return out
+
+    def alone_cost(self, name: str, entry: Any) -> int:
+        costs = self._chain(name, [entry])
+        return costs[0] if costs is not None else self._local_costs(name, [entry])[0]
+
+    def _small_around(self, name: str) -> bool:
+        """Whether the final prompt around section ``name`` holds no more messages than the small prompt that
+        prices an entry the item model does not cover (the neighbours it stands between, plus one): counting the
+        prompt whole with the entry in it then costs about what that small prompt does, and needs no check of
+        its outline besides (``_local_costs``). Their texts are not weighed: what was counted before of them is
+        not tokenised again (``_count``'s span memo)."""
+        around = sum(len(self.current[s]) for s in self.message_sections if s != name)
+        before, after = self._neighbours(name)
+        return around <= len(self._lead(name, before)) + len(self._trail(name, after)) + 1
+
+    def _as_probe(self, count: Any) -> Any:
+        """``count()``, its complete counts told as probes (``probe_counts``): they count a prompt no larger than the
+        small prompt they stand in for (``_small_around``), not the prompt the plan's complete counts are of."""
+        before = self.full_counts
+        try:
+            return count()
+        finally:
+            self.probe_counts += self.full_counts - before
+            self.full_counts = before
+
+    def _counted_alone(self, name: str, entry: Any, without: int | None) -> int:
+        """``PlanCounts.alone_cost`` of ``entry``, the section left empty counted beforehand (``without``)."""
+        with_it = self.measure({name: [entry]})
+        return with_it - without if with_it is not None and without is not None else 0
