@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..alternation import countable_variants
 from ..text_edges import _seam_end, _seam_start
 from .chains import _never
 from .counts import _UNSTABLE
@@ -79,6 +80,14 @@ class AloneCosts:
             self.full_counts = before
 
     def _counted_alone(self, name: str, entry: Any, without: int | None) -> int:
-        """``PlanCounts.alone_cost`` of ``entry``, the section left empty counted beforehand (``without``)."""
+        """``PlanCounts.alone_cost`` of ``entry``, the section left empty counted beforehand (``without``). A prompt
+        the template surely refuses, and every countable variant of it (``refuses_surely``: Mistral's check of the
+        roles; a tool result alone), is not counted to learn that it counts nothing."""
+        if without is None:
+            return 0
+        messages = self._render(self.states, {**self.current, name: [entry]})
+        refuses = self.counter.refuses_surely
+        if messages and refuses(messages) and all(refuses(v) for v in countable_variants(messages)):
+            return 0
         with_it = self.measure({name: [entry]})
         return with_it - without if with_it is not None and without is not None else 0
