@@ -75,3 +75,21 @@ def test_tool_turns_equal_the_reference_on_adversarial_text(texts, turns, compac
         return
     pins = sum(e.tokens for e in roomy.trace if e.decision in ("pinned", "required"))
     compare(compaction, max(8, pins + int(where * (roomy.input_tokens - pins))), data)
+
+
+def test_a_result_whose_call_was_summarised_is_priced_as_such_after_one_whose_call_was_kept():
+    """Gemma 4 leaves a tool result out where its call is not in the prompt. A plan on the same counter that kept the
+    call taught the constant of the question after that result; a later plan that summarised the call and kept the
+    result took it (the question 18 tokens for 11, the template entry 45 for 52: the same total). Found by
+    ``tests/benchmarks/plan_fuzz.py``; the step's key now holds whether the result answers a call before it."""
+    from test_fast_counting_shapes import HF
+
+    if not (HF / "gemma4" / "tokenizer.json").is_file():
+        pytest.skip(f"{HF / 'gemma4'} is absent: the real Gemma 4 tokenizer is not here")
+    counter = make_counter(f"hf:{HF / 'gemma4'}")
+    history = tool_history(3, ["x", "x", "okatatat", "{}trainx", "x", "x", "  <think>oktrainat",
+                               "\n{}7trainat leaves", "x"])[:-1]  # the last turn ends on its result
+    data = data_for(history)
+    compare("summarise-span", 10 ** 5, data, counter)  # the call kept: its result is written
+    result, _ = compare("summarise-span", 105, data, counter)  # the call summarised, the result kept and left out
+    assert [e.decision for e in result.trace if e.id == "r2"] == ["not rendered"]

@@ -224,6 +224,8 @@ class ChainCosts(SmallPrompts, SectionContext):
                             after_seam,
                             (id(moves[1]), id(moves[2]), _seam_start(text_of(moves[1])),
                              _seam_start(text_of(moves[2]))) if moves is not None else None)
+                if previous is not None and previous.role == "tool":  # (as ``_constant``'s key: whether it answers a call
+                    step += (self._answered(name, previous),)  # before it, which the same objects may and may not)
             hit = steps.get(step) if step is not None else None
             if (hit is not None and hit[2] is previous and hit[3] is message and hit[4] is after and hit[6] is query
                     and hit[7] is closing and (hit[5] == marks or scope.get(hit[1]) != _UNSTABLE)):
@@ -277,6 +279,8 @@ class ChainCosts(SmallPrompts, SectionContext):
             key.append(("seam-after", _seam_end(text), _seam_start(after_text)))
         if parted:
             key.append(("seam-parted", _seam_end(previous_text), _seam_start(after_text)))
+        if previous is not None and previous.role == "tool":  # a template may leave out a result whose call is not
+            key.append(("answered", self._answered(name, previous)))  # in the prompt (Gemma 4, Phi-3.5)
         if query is not None and not systems:  # the turn's user message leads the small prompt (its seams: a
             query_text = self._text(query)  # template may read what the message is, Qwen3 a tool response)
             key.append(("turn-opened", _seam_start(query_text), _seam_end(query_text)))
@@ -304,6 +308,22 @@ class ChainCosts(SmallPrompts, SectionContext):
         # (value, checked by a second entry, the first entry's text)
         memo[key] = (measured, known is not None, text)
         return measured, key
+
+    def _answered(self, name: str | None, result: Any) -> bool | None:
+        """Whether tool result ``result``, the message before section ``name``, answers a call made before it: the
+        message before its run of results makes a call of its id (a template may leave an unanswered result out:
+        Gemma 4 and Phi-3.5 do, and a plan can summarise or drop the call and keep the result). ``None`` where it is
+        not the message before the section."""
+        if name is None:
+            return None
+        at = self.message_sections.index(name)
+        earlier = [m for s in self.message_sections[:at] for m in self.current[s]]
+        if not earlier or earlier[-1] is not result:
+            return None
+        for m in reversed(earlier[:-1]):
+            if m.role != "tool":
+                return any(call.id == result.tool_call_id for call in m.tool_calls)
+        return False
 
     def _scope(self) -> dict:
         """The constants learned for this counter, these tools and these system messages."""
