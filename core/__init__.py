@@ -24,6 +24,7 @@ from .plans import (ByScore, CompactionOutcome, ContextAssembler, ContextPlan, D
                     assemble_plan_request, parse_plan, parse_plan_request, pinned, plan_from_request)
 from .loading import (JsonlIndex, LoadedEntry, RowSummary, entry_from, index_jsonl, iter_json_records, load_entries,
                       load_request, load_result, read_json)
+from .jsonl_parts import JsonlPart, index_part, joined_index, plan_parts
 from .render import escape, unescape
 from .view import EscapedLiteral, Region, RenderedView, render_view
 from .result import DECISIONS, NOT_SENT, SECTION_ORDER, AssemblyResult, TraceEntry, parse_result
@@ -44,6 +45,7 @@ __all__ = [
     "PinAndFold", "SummariseSpan", "NewestTurns", "ByScore", "HttpSummariser", "RecordedSummariser", "SummaryStore",
     "PlanRequest", "parse_plan", "parse_plan_request", "assemble_plan_request", "plan_from_request",
     "LoadedEntry", "JsonlIndex", "RowSummary", "index_jsonl", "load_entries", "load_request", "load_result", "read_json", "iter_json_records", "entry_from",
+    "JsonlPart", "plan_parts", "index_part", "joined_index",
     "escape", "unescape", "render_view", "RenderedView", "Region", "EscapedLiteral",
     "detect", "import_file", "import_data", "count_imported", "to_core_request", "FormatInfo", "ImportedFile",
     "ImportedRequest", "ImportNote", "Recorded", "FormatError", "UnsupportedFormat", "CountRefused",

@@ -286,15 +286,38 @@ def entry_from_line(path: str | Path, row: RowSummary, raw: bytes) -> LoadedEntr
 
 def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes: int = MAX_FILE_BYTES) -> JsonlIndex:
     """Index a JSONL file; ``progress(done_bytes, total_bytes)`` is called now and then and
-    ``should_stop()`` is polled, so a GUI can show progress and cancel (``None`` is returned)."""
+    ``should_stop()`` is polled, so a GUI can show progress and cancel (``None`` is returned).
+    ``core.jsonl_parts`` makes the same index in parts, side by side."""
     path = Path(path)
+    total = checked_size(path, max_bytes)
+    rows = index_range(path, 0, total, 1, 0, progress=progress, should_stop=should_stop)
+    if rows is None:
+        return None  # type: ignore[return-value]
+    if progress is not None:
+        progress(total, total)
+    return JsonlIndex(path, rows)
+
+
+def checked_size(path: Path, max_bytes: int = MAX_FILE_BYTES) -> int:
+    """The size of the regular file ``path``, refused over ``max_bytes``."""
     total = regular_file(path).st_size
     if total > max_bytes:
         raise InputFileError(str(path), f"file is {total:,} bytes, over the {max_bytes:,}-byte limit")
+    return total
+
+
+def index_range(path: str | Path, start: int, end: int, first_line: int, first_index: int, *, progress=None,
+                should_stop=None) -> list[RowSummary] | None:
+    """The index rows of the lines from byte ``start`` (a line's start) to ``end`` (a line's end, or the file's),
+    the first of them line ``first_line`` and, if not blank, row ``first_index``: ``index_jsonl``'s rows there.
+    ``None`` where ``should_stop()`` said so."""
     rows: list[RowSummary] = []
-    offset = 0
+    offset = start
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        handle.seek(start)
+        for number, raw in enumerate(handle, start=first_line):
+            if offset >= end:
+                break
             length = len(raw)
             if raw and not raw.isspace():  # not blank (what strip() would empty), without copying the line
                 try:
@@ -303,19 +326,17 @@ def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes:
                     value = listed_keys(raw)  # core.jsonl_fast; None: the reference path decides
                     if value is None:
                         value = decode_json(raw.decode("utf-8"))
-                    rows.append(_summary(value, len(rows), number, offset, length))
+                    rows.append(_summary(value, first_index + len(rows), number, offset, length))
                 except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
                     problem = ("not valid UTF-8" if isinstance(exc, UnicodeDecodeError)
                                else f"malformed JSON: {exc.msg}" if isinstance(exc, json.JSONDecodeError)
                                else str(exc))
-                    rows.append(RowSummary(len(rows), number, offset, length, "error", f"line {number}",
-                                           problem=problem))
+                    rows.append(RowSummary(first_index + len(rows), number, offset, length, "error",
+                                           f"line {number}", problem=problem))
             offset += length
             if number % 256 == 0:
                 if progress is not None:
-                    progress(offset, total)
+                    progress(offset, end)
                 if should_stop is not None and should_stop():
-                    return None  # type: ignore[return-value]
-    if progress is not None:
-        progress(total, total)
-    return JsonlIndex(path, rows)
+                    return None
+    return rows

@@ -93,6 +93,16 @@ def _answer(work) -> bytes | None:
         return None
 
 
+def index_part_rows(source: str, part: core.JsonlPart) -> bytes | None:
+    """``core.index_part`` of ``part`` of ``source`` here, pickled; None where it cannot be read here (the window
+    then indexes that part itself, and says why where it cannot either)."""
+    try:
+        return pickle.dumps(core.index_part(source, part), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - nothing crosses back but plain data
+        log.exception("indexing %s from byte %s", source, part.start)
+        return None
+
+
 def read_rows(source: str, summaries: list[core.RowSummary], demo: bool) -> bytes:
     """The full rows of ``summaries``, pickled (a row that cannot be pickled goes back as unreadable). A
     recorded result goes back as its list values, its findings and its line's bytes (``Row.from_line``): the

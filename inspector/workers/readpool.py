@@ -42,6 +42,7 @@ class ReadPool:
     def __init__(self, spec: str, workers: int | None = None) -> None:
         self.spec = spec
         self.workers = workers or worker_count()
+        self.ready = False  # every worker has answered (``warm_pool``, or a job of each done)
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=start_worker, initargs=(spec,))
 
@@ -72,6 +73,15 @@ def read_pool(spec: str) -> ReadPool:
                 _pools.pop(other).shutdown()
             pool = _pools[spec] = ReadPool(spec)
         return pool
+
+
+def ready_read_pool(spec: str) -> ReadPool | None:
+    """The reading pool for ``spec`` if it is there and every worker has answered (its counters are built), else
+    None: work that is quick in this process (indexing a file) is not made to wait for workers that are starting."""
+    spec = CounterCache.built_as(spec)
+    with _lock:
+        pool = _pools.get(spec)
+    return pool if pool is not None and pool.ready else None
 
 
 def replay_pool(spec: str) -> ReadPool:
@@ -127,6 +137,7 @@ def warm_pool(spec: str) -> threading.Thread:
             while len(answered) < pool.workers and time.monotonic() < deadline:  # a short wait in each job, so
                 # one worker, started first, does not answer every job while another still builds its counter
                 answered.update(f.result() for f in [pool.submit_call(worker_ready, 0.05) for _ in range(pool.workers)])
+            pool.ready = len(answered) >= pool.workers
         except Exception as exc:  # noqa: BLE001 - no processes here: the work runs in this process later
             log.warning("worker processes for %s did not start (%s: %s)", spec, type(exc).__name__, exc)
             if pool is not None:

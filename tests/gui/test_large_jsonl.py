@@ -186,3 +186,29 @@ def test_a_recorded_result_read_in_a_worker_shows_its_full_detail(window, qtbot,
     assert json.loads(window.detail.json.toPlainText()) == json.loads(results[k].to_json())
     window.resize(1280, 800)
     window.grab().save("/tmp/i17b-worker-row.png")
+
+
+def test_a_large_file_is_indexed_in_parts_by_the_ready_worker_processes(window, qtbot, tmp_path, monkeypatch):
+    """Where the worker processes are ready, a file of ``PARALLEL_INDEX_BYTES`` or more is indexed in parts side by
+    side in them (``core.plan_parts``): the list is the one ``core.index_jsonl`` gives, every row then read."""
+    from inspector.workers import jsonl, readpool
+
+    readpool.warm_pool(window.counters.spec or core.DEFAULT_COUNTER).join(timeout=180)
+    monkeypatch.setattr(jsonl, "PARALLEL_INDEX_BYTES", 1)
+    here = []
+    real_index = core.index_jsonl
+    monkeypatch.setattr(jsonl.core, "index_jsonl", lambda *a, **k: here.append(1) or real_index(*a, **k))
+    path = tmp_path / "many.requests.jsonl"
+    _write_requests(path, 300)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\n  \n{broken\n" + json.dumps({"current": "no id", "context_limit": 300}) + "\n")
+    window.open_files([str(path)])
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    model = window.request_model
+    expected = real_index(path).rows
+    assert here == []  # not indexed in the window's process
+    assert model.rowCount() == len(expected) == 302
+    assert [model.row_at(i).line for i in range(302)] == [s.line for s in expected] == list(range(1, 301)) + [303, 304]
+    assert [model.row_at(i).label for i in range(300)] == [s.label for s in expected[:300]]
+    assert model.row_at(300).kind == model.row_at(301).kind == "invalid"  # a broken line; a request without fields
+    assert all(not model.row_at(i).pending for i in range(302))
