@@ -93,3 +93,58 @@ def test_a_result_whose_call_was_summarised_is_priced_as_such_after_one_whose_ca
     compare("summarise-span", 10 ** 5, data, counter)  # the call kept: its result is written
     result, _ = compare("summarise-span", 105, data, counter)  # the call summarised, the result kept and left out
     assert [e.decision for e in result.trace if e.id == "r2"] == ["not rendered"]
+
+
+def test_an_unanswered_result_is_keyed_by_the_message_before_it():
+    """Gemma 4 leaves out a tool result that follows no message with calls; a reply after it then continues the turn
+    of the message before the result (an assistant reply) or opens one (after a user message). One counter priced
+    both: the second plan took the first's constant (a pinned reply 9 tokens for 6, the template entry 52 for 55,
+    the same total). Found by a review's fuzzing; the key holds the kind of the message before the results."""
+    from test_fast_counting_shapes import HF
+
+    if not (HF / "gemma4" / "tokenizer.json").is_file():
+        pytest.skip(f"{HF / 'gemma4'} is absent: the real Gemma 4 tokenizer is not here")
+    counter = make_counter(f"hf:{HF / 'gemma4'}")
+    plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("history", pinned=True),
+                                 SectionPlan("after", pinned=True)), budget_tokens=10 ** 5)
+    for role in ("user", "assistant"):
+        data = {"system": [Message(role="system", content="Answer from the tools.")],
+                "history": [Message(role="user", content="Weather in Paris?", id="u0"),
+                            Message(role=role, content="Let me see.", id="p0"),
+                            Message(role="tool", content='{"t": 21}', tool_call_id="call00001", id="r0")],
+                "after": [Message(role="assistant", content="It is warm.", id="a1"),
+                          Message(role="user", content="Thanks.", id="u1")]}
+        slow = ContextAssembler(plan, counter, reference=True).assemble(data, tools=TOOLS)
+        fast = ContextAssembler(plan, counter).assemble(data, tools=TOOLS)
+        assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json(), role
+
+
+@pytest.mark.parametrize("around", ["short", "long system text", "passages in the question"])
+def test_dropped_tool_entries_are_counted_whole_only_where_the_prompt_around_them_is_small(around, monkeypatch):
+    """A dropped tool call or result is priced by counting the prompt whole in its place only where that prompt is as
+    small as the probe it replaces: a long system text or passages written into the question would be rendered again
+    at every count (a review measured 2.2x slower under Qwen3 with a 30k-token system prompt), so the probe prices
+    it there. Same bytes as the reference either way."""
+    from core.plans.alone import AloneCosts
+
+    whole = []
+    real = AloneCosts._counted_alone
+    monkeypatch.setattr(AloneCosts, "_counted_alone", lambda self, *a: whole.append(1) or real(self, *a))
+    data = data_for(tool_history(6))
+    sections = [SectionPlan("system", pinned=True), SectionPlan("recent", compaction="pin-and-fold"),
+                SectionPlan("question", pinned=True)]
+    if around == "long system text":
+        data["system"] = [Message(role="system", content="Answer from the tools. " * 2000)]
+    elif around == "passages in the question":
+        sections.insert(2, SectionPlan("evidence", pinned=True, into="question"))
+        data["evidence"] = [Message(role="user", content="Trains leave hourly. " * 300, id="p0", source="t.md",
+                                    score=0.5)]
+    counter = make_counter()
+    plan = ContextPlan(sections=tuple(sections), budget_tokens=10 ** 5)
+    roomy = ContextAssembler(plan, counter, reference=True).assemble(data, tools=TOOLS)
+    tight = plan.model_copy(update={"budget_tokens": roomy.input_tokens - 20})
+    slow = ContextAssembler(tight, counter, reference=True).assemble(data, tools=TOOLS)
+    fast = ContextAssembler(tight, counter).assemble(data, tools=TOOLS)
+    assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
+    assert any(e.decision == "dropped" and e.id.startswith(("c", "r")) for e in slow.trace)
+    assert bool(whole) == (around == "short")

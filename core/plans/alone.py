@@ -9,7 +9,7 @@ from ..alternation import countable_variants
 from ..text_edges import _seam_end, _seam_start
 from .chains import _never
 from .counts import _UNSTABLE
-from .seams import _plain
+from .seams import STAND_IN_CHARS, _plain
 
 
 class AloneCosts:
@@ -60,14 +60,18 @@ class AloneCosts:
         return costs[0] if costs is not None else self._local_costs(name, [entry])[0]
 
     def _small_around(self, name: str) -> bool:
-        """Whether the final prompt around section ``name`` holds no more messages than the small prompt that
-        prices an entry the item model does not cover (the neighbours it stands between, plus one): counting the
-        prompt whole with the entry in it then costs about what that small prompt does, and needs no check of
-        its outline besides (``_local_costs``). Their texts are not weighed: what was counted before of them is
-        not tokenised again (``_count``'s span memo)."""
-        around = sum(len(self.current[s]) for s in self.message_sections if s != name)
+        """Whether the final prompt around section ``name`` is no larger than the small prompt that prices an entry
+        the item model does not cover: no more messages than the neighbours it stands between (plus one), no
+        passages written into one, and texts no longer together than the small prompt's stand-ins (each cut to
+        ``STAND_IN_CHARS`` at either end). Counting the prompt whole with the entry in it then costs about what that
+        small prompt does, and needs no check of its outline besides (``_local_costs``); a long text would be
+        rendered again at every count (a template renders it whole, a passage block is written into the question)."""
+        around = [m for s in self.message_sections if s != name for m in self.current[s]]
         before, after = self._neighbours(name)
-        return around <= len(self._lead(name, before)) + len(self._trail(name, after)) + 1
+        frame = len(self._lead(name, before)) + len(self._trail(name, after))
+        if len(around) > frame + 1 or any(self.current[s] for s in self.into):
+            return False
+        return sum(len(m.content or "") for m in around) <= 2 * STAND_IN_CHARS * max(frame, 1)
 
     def _as_probe(self, count: Any) -> Any:
         """``count()``, its complete counts told as probes (``probe_counts``): they count a prompt no larger than the

@@ -309,11 +309,11 @@ class ChainCosts(SmallPrompts, SectionContext):
         memo[key] = (measured, known is not None, text)
         return measured, key
 
-    def _answered(self, name: str | None, result: Any) -> bool | None:
-        """Whether tool result ``result``, the message before section ``name``, answers a call made before it: the
-        message before its run of results makes a call of its id (a template may leave an unanswered result out:
-        Gemma 4 and Phi-3.5 do, and a plan can summarise or drop the call and keep the result). ``None`` where it is
-        not the message before the section."""
+    def _answered(self, name: str | None, result: Any) -> tuple | None:
+        """What tool result ``result``, the message before section ``name``, follows: the kind of the message before its
+        run of results (``None``: none) and whether that message makes a call of its id. A template may leave a
+        result out by it (Gemma 4 and Phi-3.5 leave out one that follows no message with calls, and a plan can
+        summarise or drop the call and keep the result). ``None`` where it is not the message before the section."""
         if name is None:
             return None
         at = self.message_sections.index(name)
@@ -322,8 +322,8 @@ class ChainCosts(SmallPrompts, SectionContext):
             return None
         for m in reversed(earlier[:-1]):
             if m.role != "tool":
-                return any(call.id == result.tool_call_id for call in m.tool_calls)
-        return False
+                return _kind(m), any(call.id == result.tool_call_id for call in m.tool_calls)
+        return None, False
 
     def _scope(self) -> dict:
         """The constants learned for this counter, these tools and these system messages."""
