@@ -96,10 +96,11 @@ class JsonlReading:
         self._read_rows(path, pending, counter, counter_error, name)
 
     def _index_in_workers(self, path: str, indexed) -> core.JsonlIndex | None | bool:
-        """``core.index_jsonl`` of a large file, its parts indexed side by side in the worker processes where they are
-        ready (the index is a JSON parse of every line: on two cores, the list is there in about half the time);
-        ``None`` when cancelled, ``False`` where it is not done so (a small file, workers not ready: indexed here). A
-        part a worker cannot index is indexed here, which names the problem if there is one."""
+        """``core.index_jsonl`` of a large file in parts side by side: one here, one in each worker process where they
+        are ready (the index is a JSON parse of every line: on two cores, the list is there in about half the time;
+        with another program busy on one, in two thirds, as this thread's part is no larger than a worker's).
+        ``None`` when cancelled, ``False`` where it is not done so (a small file, workers not ready: indexed here in
+        one pass). A part a worker cannot index is indexed here, which names the problem if there is one."""
         try:
             size = Path(path).stat().st_size
         except OSError:
@@ -107,13 +108,16 @@ class JsonlReading:
         pool = ready_read_pool(self.job.counter_spec) if size >= PARALLEL_INDEX_BYTES else None
         if pool is None:
             return False
-        parts = core.plan_parts(path, pool.workers)
+        parts = core.plan_parts(path, pool.workers + 1)
         if len(parts) < 2:
             return False
-        jobs = [pool.submit_call(index_part_rows, path, part) for part in parts]
-        rows = []
+        jobs = [pool.submit_call(index_part_rows, path, part) for part in parts[1:]]
         try:
-            for part, job in zip(parts, jobs):
+            rows = [core.index_part(path, parts[0], should_stop=self._cancel.is_set)]
+            if rows[0] is None:
+                return None
+            indexed(parts[0].end, size)
+            for part, job in zip(parts[1:], jobs):
                 answer = None
                 while answer is None:
                     if self._cancel.is_set():
