@@ -225,20 +225,26 @@ def count_known(counter, split, text: str, *, tally: bool) -> int:
     (``_text_cache``, where ``counter.texts_as_pieces``: a text counted alone with the same call, as the assembly
     counts each passage's block); one not found is cut at its lines where long (``_lines``), and the
     pieces not counted before are tokenised in one call (``tally``: counted in ``item_counts``) and cached."""
+    return sum(count for _, count in block_counts(counter, split, text, tally=tally))
+
+
+def block_counts(counter, split, text: str, *, tally: bool) -> list[tuple[str, int]]:
+    """``count_known``'s parts of ``text`` in order, each with its count: every block between added tokens (a long one
+    cut where an opening tag begins a line) and every added token (1), their texts joined giving ``text``."""
     lines = _lines_of(counter)
     cache = counter.__dict__.setdefault("_piece_counts", {})
     texts = counter._text_cache if getattr(counter, "texts_as_pieces", False) else {}
-    total, unknown = 0, []
+    out: list[tuple[str, int | None]] = []
+    unknown = []
     for block, token in _blocks(split, lines, text):
         if token is not None:
-            total += 1
+            out.append((token, 1))
             continue
         hit = cache.get(block)
         if hit is None:
             hit = texts.get(block)
-        if hit is not None:
-            total += hit
-        elif block:
+        out.append((block, hit if hit is not None or not block else None))
+        if hit is None and block:
             unknown.extend(_lines(lines, block))
     known = {piece: cache.get(piece) for piece in dict.fromkeys(unknown) if piece}
     new = [piece for piece, value in known.items() if value is None]
@@ -248,7 +254,26 @@ def count_known(counter, split, text: str, *, tally: bool) -> int:
         _cache(counter, counts)
         if tally:
             counter.item_counts += len(new)
-    return total + sum(known[piece] for piece in unknown if piece)
+    return [(part, count if count is not None else (0 if not part else
+                                                       sum(known[piece] for piece in _lines(lines, part) if piece)))
+            for part, count in out]
+
+
+def piece_bounds(counter, text: str) -> tuple[list[int], list[int]] | None:
+    """Where the parts of a rendered ``text`` (``block_counts``') begin, then where it ends, with the tokens before
+    each of those places: the tokens of ``text`` end there (its pieces tokenise apart: ``count_known``'s premise), so
+    the tokens before such a place are counted without tokenising ``text`` again with offsets. A place after a part
+    of no tokens is left out (no token ends there). ``None`` where the pieces are not counted apart."""
+    split = _split_of(counter)
+    if split is None:
+        return None
+    bounds, before, at, total = [0], [0], 0, 0
+    for part, count in block_counts(counter, split, text, tally=False):
+        at, total = at + len(part), total + count
+        if count:
+            bounds.append(at)
+            before.append(total)
+    return (bounds, before) if at == len(text) else None
 
 
 def count_pieces(counter, rendered: Callable[[], str]) -> int | None:

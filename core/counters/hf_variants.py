@@ -31,13 +31,14 @@ no group tells apart could still differ there. A template that compares message 
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Sequence
 
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import TemplateRefused
 from ..repeats import call_text_moves, carries
 from .base import ID_FIELDS
+from .hf_pieces import piece_bounds
 from .hf_splices import Splices, Unsure, _general, _specific, _spellings
 from .template_probes import takes_for_no_question
 
@@ -58,11 +59,18 @@ class HFVariants(Splices):
         if not whole.startswith(bare):
             raise Unsure("the generation prompt is not appended")
         self.prompt = whole[len(bare):]
-        offsets = counter.token_offsets(whole)
-        if len(offsets) != total:
-            raise Unsure("the tokenisation of the render is not the complete count")
-        self.starts = [start for start, _ in offsets]
-        self.ends = [end for _, end in offsets]
+        # where tokens of the whole render end: from its pieces' counts where they tokenise apart (as the complete
+        # count had them), else from its tokenisation with offsets
+        self.bounds = piece_bounds(counter, whole) if counter.texts_as_pieces else None
+        if self.bounds is not None:
+            if self.bounds[1][-1] != total:
+                raise Unsure("the pieces of the render do not give the complete count")
+        else:
+            offsets = counter.token_offsets(whole)
+            if len(offsets) != total:
+                raise Unsure("the tokenisation of the render is not the complete count")
+            self.starts = [start for start, _ in offsets]
+            self.ends = [end for _, end in offsets]
         self.added = tuple(counter.untrusted_spellings())
         through = self._tokens_before(len(bare))
         if through is None or not self.prompt.startswith(self.added):
@@ -109,6 +117,12 @@ class HFVariants(Splices):
         token is spelled right after it (the tokenizer splits the text there); else ``None``."""
         if offset == 0:
             return 0
+        if self.bounds is not None:
+            places, before = self.bounds
+            at = bisect_left(places, offset)
+            if at == len(places) or places[at] != offset:
+                return None
+            return before[at] if offset == len(self.whole) or self.whole.startswith(self.added, offset) else None
         count = bisect_right(self.ends, offset)
         if not count or self.ends[count - 1] != offset:
             return None
