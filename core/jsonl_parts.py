@@ -86,9 +86,11 @@ def _blank_lines(block: bytes) -> int:
     return count
 
 
-def index_part(path: str | Path, part: JsonlPart, *, should_stop=None) -> list[RowSummary] | None:
-    """The index rows of ``part`` (``index_jsonl``'s rows there); ``None`` where ``should_stop()`` said so."""
-    return index_range(path, part.start, part.end, part.first_line, part.first_index, should_stop=should_stop)
+def index_part(path: str | Path, part: JsonlPart, *, progress=None, should_stop=None) -> list[RowSummary] | None:
+    """The index rows of ``part`` (``index_jsonl``'s rows there); ``progress(done_bytes, part.end)`` now and then;
+    ``None`` where ``should_stop()`` said so."""
+    return index_range(path, part.start, part.end, part.first_line, part.first_index, progress=progress,
+                       should_stop=should_stop)
 
 
 def joined_index(path: str | Path, rows: list[list[RowSummary]]) -> JsonlIndex:

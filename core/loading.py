@@ -312,12 +312,14 @@ def index_range(path: str | Path, start: int, end: int, first_line: int, first_i
     the first of them line ``first_line`` and, if not blank, row ``first_index``: ``index_jsonl``'s rows there.
     ``None`` where ``should_stop()`` said so."""
     rows: list[RowSummary] = []
-    offset = start
+    offset, number = start, first_line - 1
     with open(path, "rb") as handle:
         handle.seek(start)
-        for number, raw in enumerate(handle, start=first_line):
-            if offset >= end:
+        while offset < end:  # (checked before a line is read: a part stops short of the next part's first line)
+            raw = handle.readline()
+            if not raw:
                 break
+            number += 1
             length = len(raw)
             if raw and not raw.isspace():  # not blank (what strip() would empty), without copying the line
                 try:

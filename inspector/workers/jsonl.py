@@ -111,12 +111,17 @@ class JsonlReading:
         parts = core.plan_parts(path, pool.workers + 1)
         if len(parts) < 2:
             return False
-        jobs = [pool.submit_call(index_part_rows, path, part) for part in parts[1:]]
+        jobs: list[Future] = []
         try:
-            rows = [core.index_part(path, parts[0], should_stop=self._cancel.is_set)]
+            try:
+                jobs += [pool.submit_call(index_part_rows, path, part) for part in parts[1:]]
+            except Exception as exc:  # noqa: BLE001 - the pool broke while idle: a new one reads the rows
+                self._pool_broke(pool, path, exc)
+                return False
+            rows = [core.index_part(path, parts[0], progress=lambda done, _end: indexed(done, size),
+                                    should_stop=self._cancel.is_set)]
             if rows[0] is None:
                 return None
-            indexed(parts[0].end, size)
             for part, job in zip(parts[1:], jobs):
                 answer = None
                 while answer is None:
@@ -126,7 +131,8 @@ class JsonlReading:
                         answer = job.result(timeout=BATCH_SECONDS) or b""
                     except TimeoutError:
                         continue
-                    except Exception:  # noqa: BLE001 - a worker died: this part is indexed here
+                    except Exception as exc:  # noqa: BLE001 - a worker died: this part is indexed here
+                        self._pool_broke(pool, path, exc)
                         answer = b""
                 rows.append(pickle.loads(answer) if answer else core.index_part(path, part))
                 indexed(part.end, size)
@@ -134,6 +140,16 @@ class JsonlReading:
             for job in jobs:
                 job.cancel()
         return core.joined_index(path, rows)
+
+    def _pool_broke(self, pool: ReadPool, path: str, exc: Exception) -> None:
+        """The worker processes broke while they indexed ``path``: the pool is not used again (its rows are read by a
+        new one), and this is said once."""
+        if pool.ready:
+            pool.ready = False
+            log.warning("indexing %s in worker processes: %s: %s", path, type(exc).__name__, exc)
+            self.problem.emit(self.job.generation, "warning", f"{Path(path).name}: the worker processes stopped "
+                                                                f"({type(exc).__name__}: {exc}); new ones are started")
+        discard_pool(pool)
 
     def _next_row(self, queue: deque[Row]) -> Row | None:
         with self._priority_lock:

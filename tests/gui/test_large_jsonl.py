@@ -212,3 +212,50 @@ def test_a_large_file_is_indexed_in_parts_by_the_ready_worker_processes(window, 
     assert [model.row_at(i).label for i in range(300)] == [s.label for s in expected[:300]]
     assert model.row_at(300).kind == model.row_at(301).kind == "invalid"  # a broken line; a request without fields
     assert all(not model.row_at(i).pending for i in range(302))
+
+
+def _die(source, part):
+    """Stands in for ``index_part_rows`` in a worker process: the process dies (as if the OOM killer took it)."""
+    import os
+
+    os._exit(3)
+
+
+def test_a_worker_that_dies_while_indexing_leaves_no_row_unread(window, qtbot, tmp_path, monkeypatch):
+    """Its part is indexed here, the broken pool is given up (said once), and every row is still read. Before, the
+    reading took the same broken pool and stopped with 299 rows pending (found by a review)."""
+    from inspector.workers import jsonl, readpool
+
+    readpool.warm_pool(window.counters.spec or core.DEFAULT_COUNTER).join(timeout=180)
+    monkeypatch.setattr(jsonl, "PARALLEL_INDEX_BYTES", 1)
+    monkeypatch.setattr(jsonl, "index_part_rows", _die)
+    path = tmp_path / "many.requests.jsonl"
+    _write_requests(path, 300)
+    window.open_files([str(path)])
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    model = window.request_model
+    assert model.rowCount() == 300 and not any(model.row_at(i).pending for i in range(300))
+    assert [model.row_at(i).label for i in range(300)] == [f"req-{i:04d}" for i in range(300)]
+    assert any(level == "warning" and "the worker processes stopped" in text for level, text in window.messages)
+
+
+def test_a_pool_broken_while_idle_still_lists_and_reads_a_large_file(window, qtbot, tmp_path, monkeypatch):
+    """A ready pool whose worker was killed meanwhile: the file is indexed here and read by a new pool. Before, the
+    file failed as "cannot be read (BrokenProcessPool ...)" with nothing listed (found by a review)."""
+    import os
+    import signal
+
+    from inspector.workers import jsonl, readpool
+
+    spec = window.counters.spec or core.DEFAULT_COUNTER
+    readpool.warm_pool(spec).join(timeout=180)
+    monkeypatch.setattr(jsonl, "PARALLEL_INDEX_BYTES", 1)
+    pool = readpool.read_pool(spec)
+    os.kill(next(iter(pool._executor._processes)), signal.SIGKILL)
+    qtbot.waitUntil(lambda: bool(pool._executor._broken), timeout=60000)
+    path = tmp_path / "many.requests.jsonl"
+    _write_requests(path, 300)
+    window.open_files([str(path)])
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    model = window.request_model
+    assert model.rowCount() == 300 and not any(model.row_at(i).pending for i in range(300))
