@@ -229,12 +229,7 @@ def test_a_worker_that_dies_while_indexing_leaves_no_row_unread(window, qtbot, t
     readpool.warm_pool(window.counters.spec or core.DEFAULT_COUNTER).join(timeout=180)
     monkeypatch.setattr(jsonl, "PARALLEL_INDEX_BYTES", 1)
     monkeypatch.setattr(jsonl, "index_part_rows", _die)
-    path = tmp_path / "many.requests.jsonl"
-    _write_requests(path, 300)
-    window.open_files([str(path)])
-    qtbot.waitUntil(window.is_idle, timeout=180000)
-    model = window.request_model
-    assert model.rowCount() == 300 and not any(model.row_at(i).pending for i in range(300))
+    model = _every_row_read(window, qtbot, tmp_path)
     assert [model.row_at(i).label for i in range(300)] == [f"req-{i:04d}" for i in range(300)]
     assert any(level == "warning" and "the worker processes stopped" in text for level, text in window.messages)
 
@@ -253,9 +248,15 @@ def test_a_pool_broken_while_idle_still_lists_and_reads_a_large_file(window, qtb
     pool = readpool.read_pool(spec)
     os.kill(next(iter(pool._executor._processes)), signal.SIGKILL)
     qtbot.waitUntil(lambda: bool(pool._executor._broken), timeout=60000)
+    _every_row_read(window, qtbot, tmp_path)
+
+
+def _every_row_read(window, qtbot, tmp_path):
+    """300 requests opened, the window left to finish: every row listed and read. The list model."""
     path = tmp_path / "many.requests.jsonl"
     _write_requests(path, 300)
     window.open_files([str(path)])
     qtbot.waitUntil(window.is_idle, timeout=180000)
     model = window.request_model
     assert model.rowCount() == 300 and not any(model.row_at(i).pending for i in range(300))
+    return model
