@@ -45,3 +45,19 @@ def test_a_hugging_face_tokenizer_gives_its_offsets(tmp_path):
     assert len(view) == counter.text_token_count(text)
     assert [p.id for p in view] == counter._tokenizer.encode(text, add_special_tokens=False)
     assert all(p.text == text[p.start:p.end] for p in view)
+
+
+def test_text_no_tokens_offsets_cover_goes_with_the_token_before_it():
+    """Qwen3's offsets end a character early where its normaliser composes "e" + U+0301 into one token before an added
+    token: the combining mark was in no token's span, so the view left it out of the text it showed."""
+    directory = Path(__file__).resolve().parents[2] / "shared" / "tokenizers" / "hf" / "qwen3"
+    if not (directory / "tokenizer.json").is_file():
+        pytest.skip(f"{directory} is absent: the real Qwen3 tokenizer is not here")
+    counter = core.make_counter(f"hf:{directory}")
+    for text in ("cafe\u0301<|im_start|>x", "cafe\u0301", "  cafe\u0301<|im_end|>\n"):
+        view = core.token_view(counter, text)
+        covered = "".join(p.text for n, p in enumerate(view) if not (p.shared and n and view[n - 1].end == p.end))
+        assert covered == text
+        assert len(view) == counter.text_token_count(text)
+    view = core.token_view(counter, "cafe\u0301<|im_start|>x")
+    assert [p.text for p in view if p.widened] == ["fe\u0301"]

@@ -29,8 +29,9 @@ def chips_html(pieces: list[core.TokenPiece]) -> str:
     out = []
     for n, piece in enumerate(pieces[:MAX_TOKENS]):
         shown = piece.text.replace(" ", "\u00b7").replace("\t", "\u2192").replace("\n", "\u21b5\n")
-        tip = f"id {piece.id} · characters {piece.start}–{piece.end}" + (" · part of one character" if piece.shared
-                                                                         else "")
+        tip = (f"id {piece.id} · characters {piece.start}–{piece.end}" + (" · part of one character" if piece.shared
+                                                                          else "")
+               + (" · with text beside it that no token's offsets cover" if piece.widened else ""))
         out.append(f'<span title="{html.escape(tip)}" style="background:{CHIP_COLOURS[n % len(CHIP_COLOURS)]};'
                    f'color:#111111">{html.escape(shown) or "&nbsp;"}</span>')
     more = f"<p>… and {len(pieces) - MAX_TOKENS} more tokens</p>" if len(pieces) > MAX_TOKENS else ""
