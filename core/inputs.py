@@ -71,14 +71,21 @@ def regular_file(path: str | Path) -> os.stat_result:
     return status
 
 
-def read_bytes(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """A regular file's bytes, refused when over ``max_bytes`` (checked before and while reading)."""
+def sized_file(path: str | Path, max_bytes: int = MAX_FILE_BYTES, *, track: bool = False) -> os.stat_result:
+    """``regular_file``'s status, the file refused when over ``max_bytes``; ``track``: told to ``tracking_reads``
+    (a file about to be read whole)."""
     status = regular_file(path)
-    seen = _READ.get()
+    seen = _READ.get() if track else None
     if seen is not None:
         seen.add(str(path))
     if status.st_size > max_bytes:
         raise InputFileError(str(path), f"file is {status.st_size:,} bytes, over the {max_bytes:,}-byte limit")
+    return status
+
+
+def read_bytes(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """A regular file's bytes, refused when over ``max_bytes`` (checked before and while reading)."""
+    sized_file(path, max_bytes, track=True)
     try:
         with open(path, "rb") as handle:
             data = handle.read(max_bytes + 1)

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .inputs import MAX_FILE_BYTES
-from .loading import JsonlIndex, RowSummary, checked_size, index_range
+from .inputs import MAX_FILE_BYTES, sized_file
+from .loading import JsonlIndex, RowSummary, index_range
 
 BLOCK = 8 << 20  # bytes read at a time while counting lines
 # a newline followed by whitespace: where a blank line (whitespace only, as ``bytes.isspace`` has it) may start
@@ -32,7 +32,7 @@ def plan_parts(path: str | Path, count: int, *, max_bytes: int = MAX_FILE_BYTES)
     """``path`` cut into at most ``count`` parts of about equal size, each from a line's start (fewer where a line is
     longer than a part). The file is refused as ``index_jsonl`` refuses it (not a regular file, over ``max_bytes``)."""
     path = Path(path)
-    total = checked_size(path, max_bytes)
+    total = sized_file(path, max_bytes).st_size
     cuts = [0]
     with open(path, "rb") as handle:
         for k in range(1, max(1, count)):

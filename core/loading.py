@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from .contracts import Request, parse_request
 from .errors import InputFileError, RequestError
 from .jsonl_fast import listed_keys, result_from_line
-from .inputs import MAX_DOCUMENT_BYTES, MAX_FILE_BYTES, decode_json, read_bytes, regular_file
+from .inputs import MAX_DOCUMENT_BYTES, MAX_FILE_BYTES, decode_json, read_bytes, regular_file, sized_file
 from .result import AssemblyResult, looks_like_request, looks_like_result, parse_result
 
 
@@ -289,21 +289,13 @@ def index_jsonl(path: str | Path, *, progress=None, should_stop=None, max_bytes:
     ``should_stop()`` is polled, so a GUI can show progress and cancel (``None`` is returned).
     ``core.jsonl_parts`` makes the same index in parts, side by side."""
     path = Path(path)
-    total = checked_size(path, max_bytes)
+    total = sized_file(path, max_bytes).st_size
     rows = index_range(path, 0, total, 1, 0, progress=progress, should_stop=should_stop)
     if rows is None:
         return None  # type: ignore[return-value]
     if progress is not None:
         progress(total, total)
     return JsonlIndex(path, rows)
-
-
-def checked_size(path: Path, max_bytes: int = MAX_FILE_BYTES) -> int:
-    """The size of the regular file ``path``, refused over ``max_bytes``."""
-    total = regular_file(path).st_size
-    if total > max_bytes:
-        raise InputFileError(str(path), f"file is {total:,} bytes, over the {max_bytes:,}-byte limit")
-    return total
 
 
 def index_range(path: str | Path, start: int, end: int, first_line: int, first_index: int, *, progress=None,

@@ -94,4 +94,4 @@ class AloneCosts:
         if messages and refuses(messages) and all(refuses(v) for v in countable_variants(messages)):
             return 0
         with_it = self.measure({name: [entry]})
-        return with_it - without if with_it is not None and without is not None else 0
+        return with_it - without if with_it is not None else 0

@@ -37,14 +37,14 @@ class SliceCosts:
                 return None
             cut = (part[0], part[0] + part[1])
         made = self._slices.get(name)
-        if cut is None and made is None:
-            # the whole list (pin-and-fold asks only about it, drop-oldest first): its complete count answers it;
-            # the variant counts, whose sampled renders cost more than that count, wait for a cut and start from it
+        if made is None:
             made = self._slices[name] = self._seed_slices(name, base)
-        if made is None or len(made) == 4:  # (4: seeded, the whole list counted, no variant counts made yet)
-            if made is not None and cut is None:
+        if len(made) == 4:  # the whole list counted, no variant counts made yet
+            if cut is None:
+                # the whole list (pin-and-fold asks only about it, drop-oldest first): its complete count answers it;
+                # the variant counts, whose sampled renders cost more than that count, wait for a cut
                 return made[2], self._without(name)
-            made = self._slices[name] = self._make_slices(name, base, made[2:] if made is not None else None)
+            made = self._slices[name] = self._make_slices(name, base, made)
         variants, start, total = made
         if variants is None:
             return None
@@ -57,31 +57,10 @@ class SliceCosts:
             return None
         return with_them, without
 
-    def _make_slices(self, name: str, base: list[Any], seed: tuple | None = None) -> tuple[Any, int, int]:
-        """The variant counts of the prompt with every candidate of section ``name`` in it, where its
-        section starts among the messages, and its complete count (``seed``: that count and its rendered text,
-        from ``_seed_slices``)."""
-        view = dict(self.current)
-        view[name] = list(base)
-        messages = self._render(self.states, view)
-        start = self._section_start(name)
-        before = self.counter.full_counts
-        try:  # (one rendering gives the count and the text the variant counts start from, where it can)
-            if seed is None:
-                both = self.counter.count_and_render_text(messages, self.tools)
-                seed = both if both is not None else (self._count(messages), None)
-            total, rendered = seed
-            variants = self.counter.variant_counts(messages, self.tools, total, rendered)
-        except CounterError:
-            return None, 0, 0
-        finally:
-            self.full_counts += self.counter.full_counts - before
-        return variants, start, total
-
     def _seed_slices(self, name: str, base: list[Any]) -> tuple:
         """The prompt with every candidate of section ``name`` in it counted whole, its rendered text kept for the
-        variant counts: ``(None, start, total, rendered)``; ``(None, 0, 0)`` (no variant counts: counted whole) where
-        the template refuses it."""
+        variant counts (one rendering gives both, where it can): ``(None, start, total, rendered)``, where its section
+        starts among the messages; ``(None, 0, 0)`` (no variant counts: counted whole) where the template refuses it."""
         view = dict(self.current)
         view[name] = list(base)
         messages = self._render(self.states, view)
@@ -94,6 +73,22 @@ class SliceCosts:
         finally:
             self.full_counts += self.counter.full_counts - before
         return None, self._section_start(name), total, rendered
+
+    def _make_slices(self, name: str, base: list[Any], seed: tuple) -> tuple[Any, int, int]:
+        """The variant counts of the prompt with every candidate of section ``name`` in it, from its ``seed``
+        (``_seed_slices``), where its section starts among the messages, and its complete count."""
+        _, start, total, rendered = seed
+        view = dict(self.current)
+        view[name] = list(base)
+        messages = self._render(self.states, view)
+        before = self.counter.full_counts
+        try:
+            variants = self.counter.variant_counts(messages, self.tools, total, rendered)
+        except CounterError:
+            return None, 0, 0
+        finally:
+            self.full_counts += self.counter.full_counts - before
+        return variants, start, total
 
     def _slice_kept_costs(self, name: str, entries: list[Any]) -> list[int] | None:
         """The trace's costs of section ``name``'s committed entries (what each prefix of the section adds
