@@ -41,7 +41,30 @@ def test_a_moved_tail_is_not_read_until_asked():
     states = States.of(base)
     for k in range(1, 200):  # a strategy dropping the run's oldest entry 200 times
         states = States.of([("x", "t", None, None, False)]) + states.tail_from(2, (1, 1))
-        assert states.tail[0] is base and len(states.head_list) == 1  # the long list itself, not a copy
+        assert states.pieces[-1][0] is base and len(states.pieces) == 2  # the long list itself, not a copy
     # after k drops, the state at j >= 1 is the long list's at j + k moved k times: distance j + 2k
     assert len(states) == 100_000 - 199 and states[1] == ("m", "t", 1 + 2 * 199, 1 + 2 * 199, True)
     assert states[0] == ("x", "t", None, None, False)
+
+
+def test_a_list_grown_at_the_front_keeps_few_pieces_and_moves_each_state_a_few_times(monkeypatch):
+    """Newest-turns over single-message turns asks about the list with one more entry at its front each time, inside
+    one run of user messages: every state of the last list is taken over with its run distances moved. Found at 2,000
+    turns: the states walked first were moved again at each question (881,127 moves, a quadratic). The pieces are
+    read into one list as they meet at about one size, so a state is moved about once per doubling."""
+    import math
+
+    from core.plans import lists
+
+    moves = []
+    real = lists._moved
+    monkeypatch.setattr(lists, "_moved", lambda state, shift: moves.append(1) or real(state, shift))
+    model: list[tuple] = []
+    states = States.of([])
+    for k in range(2000):
+        walked = [("m", "t", None, None, False)]
+        model = walked + [real(s, (1, 1)) for s in model]
+        states = States.of(list(walked)) + states.tail_from(0, (1, 1))
+        assert len(states.pieces) <= 2 * math.log2(k + 2) + 2
+    assert states.read(0, len(states)) == model
+    assert len(moves) < 2000 * 2 * math.log2(2000)  # the quadratic moved about 2,000,000

@@ -21,6 +21,11 @@ def _never(text: str) -> bool:
     return False
 
 
+def _sum_before(costs: list[int], at: int, total: int) -> int:
+    """``sum(costs[:at])`` from the shorter side, ``total`` being ``sum(costs)``."""
+    return sum(costs[:at]) if at <= len(costs) // 2 else total - sum(costs[at:])
+
+
 class ChainCosts(SmallPrompts, SectionContext):
     """The item model of ``FastPlanCounts`` for message sections (a mixin: its state is set there)."""
 
@@ -28,7 +33,7 @@ class ChainCosts(SmallPrompts, SectionContext):
         if name in self.into:
             return self._passage_gain(name, entries)
         costs = self._chain(name, entries)
-        return None if costs is None else sum(costs)
+        return None if costs is None else self._chain_total
 
     def _chain(self, name: str, entries: list[Any]) -> list[int] | None:
         """What each entry adds in turn, inserted after the previous one and before the next section,
@@ -47,29 +52,39 @@ class ChainCosts(SmallPrompts, SectionContext):
                    if r[0] == self._epoch and (r[1] is ctx or _same_context(r[1], ctx))]
         resume = cached = None
         for record in records:  # the one to walk least from (a commit asks about the empty list, then the kept one)
-            found = _where_lists_part(record[2], entries)
+            found = _where_lists_part(record[2], entries, True)  # (every entry of a list walked has no tool calls)
             if found is not None and (resume is None or found[2] - found[0] < resume[2] - resume[0]):
                 resume, cached = found, record
                 if found[2] - found[0] <= 8:  # near enough: the lists are not compared with the others
                     break
+        total = None
         if resume is None:
             costs, states = self._walk(ctx, entries, 0, ctx[-1], None)
         elif resume[0] == len(entries) == len(cached[2]):  # the very list walked before: its costs
-            costs, states, self._walk_end = list(cached[3]), cached[4], cached[5]
+            costs, states, self._walk_end, total = list(cached[3]), cached[4], cached[5], cached[6]
         else:
             p, d, rejoin = resume
             old_costs, old_states = cached[3], cached[4]
             costs, states = self._walk(ctx, entries, p, old_states[p] if p < len(old_states) else cached[5],
                                        (old_costs, old_states, d, rejoin, cached[5]))
             if costs is not None:
+                # the sum from the last list's where the two share costs (a strategy asks about a long list one small
+                # change after another: each question then costs about the change, not the list)
+                took = self._walk_took
+                walked = len(costs) if took is None else len(costs) - (len(old_costs) - took)
+                total = (_sum_before(old_costs, p, cached[6]) + sum(costs[:walked])
+                         + (0 if took is None else cached[6] - _sum_before(old_costs, took, cached[6])))
                 costs, states = old_costs[:p] + costs, old_states.head(p) + states
+        if costs is not None and total is None:
+            total = sum(costs)
+        self._chain_total = total
         if costs is not None and states is not None:
             end_state = self._walk_end
             # the list walked first, then the two walked before it (a commit asks about the list it replaces, then
             # about the one kept: the strategy's last, walked two questions ago), the very same list once
             same = cached is not None and resume[0] == len(entries) == len(cached[2])
             kept = [r for r in records if not (same and r is cached)][:2]
-            self._chain_cache[name] = [(self._epoch, ctx, list(entries), costs, states, end_state)] + kept
+            self._chain_cache[name] = [(self._epoch, ctx, list(entries), costs, states, end_state, total)] + kept
         return costs
 
     def _chain_context(self, name: str) -> tuple:
@@ -139,6 +154,7 @@ class ChainCosts(SmallPrompts, SectionContext):
 
         costs: list[int] = []
         states: list[tuple] = []
+        self._walk_took = None  # where in the last list's costs this walk took them over (``None``: it did not)
         text_count, text_of, scope, steps = self.counter.text_count, self._text, self._scope(), self._steps
         marks = scope.get(_MARKS, 0)  # (a constant marked unstable counts here: a step stored since, its key was not)
         counted = self.counter.counted_texts()
@@ -156,7 +172,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                 n = size + k
                 if (was is not None and was[0] is previous and was[4] == previous_user
                         and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
-                    self._walk_end = old_end
+                    self._walk_end, self._walk_took = old_end, k + d
                     return costs + old_costs[k + d:], States.of(states) + old_states.tail_from(k + d)
                 if (was is not None and was[0] is previous and previous_user and was[4] and None not in
                         (trail, last, was[2], was[3]) and old_end[2] is not None and old_end[2] >= len(entries) - k):
@@ -167,7 +183,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                     # this list's
                     shift = (n - trail) - was[2], (n - last) - was[3]
                     end = _moved(old_end, shift)
-                    self._walk_end = end
+                    self._walk_end, self._walk_took = end, k + d
                     return costs + old_costs[k + d:], States.of(states) + old_states.tail_from(k + d, shift)
             n = size + k
             states.append((previous, previous_text, None if trail is None else n - trail,  # (``_back``'s)

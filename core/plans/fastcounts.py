@@ -59,6 +59,8 @@ class FastPlanCounts(AloneCosts, ChainCosts, PassageCosts, SliceCosts, PlanCount
         self._final_variants: tuple | None = None  # the emitted prompt's variant counts, once asked for
         self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
         self._walk_end: tuple | None = None
+        self._walk_took: int | None = None  # where the last walk took the last list's costs over
+        self._chain_total: int | None = None  # the sum of the costs ``_chain`` gave last
         self._epoch = 0  # bumped whenever a constant turns out unstable: walked costs are then not reused
         self.running: int | None = None
         self._running_checked = False

@@ -3,21 +3,25 @@ walk's state as distances back (so it holds in a list the entries moved in)."""
 from __future__ import annotations
 
 import operator
-from itertools import islice
 from typing import Any
 
 
-def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | None:
+def _where_lists_part(old: list[Any], new: list[Any], equal_will_do: bool = False) -> tuple[int, int, int] | None:
     """Where ``new`` differs from ``old`` by one change in one place (entries dropped, added or replaced
     there; the same objects before and after it): the first index that differs, ``len(old) - len(new)``
     and the index in ``new`` from which the two hold the same objects again (the same list: ``(len, 0, len)``).
     ``None`` for any other change. The very objects, not equal ones: two tool calls whose arguments compare
-    equal (``1``, ``1.0`` and ``True``; keys in another order) are written otherwise."""
+    equal (``1``, ``1.0`` and ``True``; keys in another order) are written otherwise. ``equal_will_do``: equal
+    objects will do (a caller whose ``old`` holds no tool calls: an object equal to one of them is written as it
+    is), and the lists are compared at the speed of ``==`` (which takes the very object as equal at once)."""
+    def same(a: list[Any], b: list[Any]) -> bool:
+        return a == b if equal_will_do else all(map(operator.is_, a, b))
+
     step, p = 1, 0
     limit = min(len(old), len(new))
     while p < limit and old[p] is new[p]:  # gallop over the common start: strategies change the front
         span = min(step, limit - p)
-        if all(map(operator.is_, old[p:p + span], new[p:p + span])):
+        if same(old[p:p + span], new[p:p + span]):
             p += span
             step *= 2
         else:
@@ -28,7 +32,7 @@ def _where_lists_part(old: list[Any], new: list[Any]) -> tuple[int, int, int] | 
         return p, 0, p
     rejoin = p + max(-d, 0) if d else p + 1
     # the rest, compared in place (both have len(new) - rejoin entries from there)
-    if rejoin > len(new) or not all(map(operator.is_, islice(new, rejoin, None), islice(old, rejoin + d, None))):
+    if rejoin > len(new) or not same(new[rejoin:], old[rejoin + d:]):
         return None
     return p, d, rejoin
 
@@ -73,23 +77,28 @@ def _moved(state: tuple, shift: tuple[int, int]) -> tuple:
             previous_user)
 
 
+_STILL = (0, 0)  # a shift that moves nothing
+_MOST_PIECES = 24  # more pieces than this are read into one list
+
+
 class States:
-    """The states a chain walk had before each entry (``_back``'s): a list, then, where a list took over the last
-    one's tail inside a run of user messages that lasts to the end of both, that tail as a piece of the list it was
-    walked in, ``(states, start, shift)``, its run distances moved by ``shift`` as it is read. A strategy that drops
-    entries one at a time from the front of a long run then asks each question without a pass of Python over the
-    run (the states before it are plain lists, joined as lists join). Never changed once made."""
+    """The states a chain walk had before each entry (``_back``'s), as pieces of the lists they were walked in,
+    ``(states, start, stop, shift)``: each piece's run distances are moved by ``shift`` as it is read. A list that
+    takes over part of the last one's states (with its run distances moved, inside a run of user messages that lasts
+    to the end of both) holds pieces of the last one's, so a strategy that drops entries one at a time from the
+    front of a long run, or adds them there, asks each question without a pass of Python over the run. Pieces of
+    about one size are read into one list as they meet, so a list holds a few pieces (about the logarithm of its
+    length) and each state is moved a few times at most over the questions. Never changed once made."""
 
-    __slots__ = ("head_list", "tail", "size")
+    __slots__ = ("pieces", "size")
 
-    def __init__(self, head_list: list[tuple], tail: tuple[list, int, tuple[int, int]] | None = None) -> None:
-        self.head_list = head_list
-        self.tail = tail if tail is not None and tail[1] < len(tail[0]) else None
-        self.size = len(head_list) + (len(tail[0]) - tail[1] if self.tail is not None else 0)
+    def __init__(self, pieces: list[tuple[list, int, int, tuple[int, int]]]) -> None:
+        self.pieces = _joined([p for p in pieces if p[2] > p[1]])
+        self.size = sum(p[2] - p[1] for p in self.pieces)
 
     @classmethod
     def of(cls, states: list[tuple]) -> States:
-        return cls(states)
+        return cls([(states, 0, len(states), _STILL)])
 
     def __len__(self) -> int:
         return self.size
@@ -99,40 +108,70 @@ class States:
             i += self.size
         if not 0 <= i < self.size:
             raise IndexError(i)
-        if i < len(self.head_list):
-            return self.head_list[i]
-        seq, start, shift = self.tail
-        return _moved(seq[start + i - len(self.head_list)], shift)
+        for seq, start, stop, shift in self.pieces:
+            if i < stop - start:
+                state = seq[start + i]
+                return state if shift == _STILL else _moved(state, shift)
+            i -= stop - start
+        raise IndexError(i)  # (not reached: the size says so)
 
     def read(self, start: int, stop: int) -> list[tuple]:
         """The states from ``start`` to ``stop`` as a list."""
-        n = len(self.head_list)
-        out = self.head_list[start:min(stop, n)]
-        if stop > n and self.tail is not None:
-            seq, first, shift = self.tail
-            out += [_moved(x, shift) for x in seq[first + max(start - n, 0):first + stop - n]]
+        return _read(self._cut(start, stop))[0]
+
+    def _cut(self, start: int, stop: int) -> list[tuple[list, int, int, tuple[int, int]]]:
+        """The pieces of the states from ``start`` to ``stop``."""
+        out, at = [], 0
+        for seq, first, last, shift in self.pieces:
+            size = last - first
+            lo, hi = max(start - at, 0), min(stop - at, size)
+            if lo < hi:
+                out.append((seq, first + lo, first + hi, shift))
+            at += size
+            if at >= stop:
+                break
         return out
 
     def head(self, p: int) -> States:
         """The first ``p`` states."""
-        return States(self.read(0, p) if p > len(self.head_list) else self.head_list[:p])
+        return States(self._cut(0, p))
 
     def tail_from(self, i: int, shift: tuple[int, int] | None = None) -> States:
         """The states from ``i`` on, their run distances moved by ``shift`` as well."""
-        n = len(self.head_list)
-        tail = self.tail
-        if shift is None:  # as they are: the list's part as a list, the moved tail as it was
-            if i >= n and tail is not None:
-                return States([], (tail[0], tail[1] + i - n, tail[2]))
-            return States(self.head_list[i:], tail)
-        if tail is None:  # the list itself becomes the moved tail
-            return States([], (self.head_list, i, shift)) if i < n else States([])
-        moved = (tail[2][0] + shift[0], tail[2][1] + shift[1])
-        if i >= n:
-            return States([], (tail[0], tail[1] + i - n, moved))
-        return States([_moved(x, shift) for x in self.head_list[i:]], (tail[0], tail[1], moved))
+        pieces = self._cut(i, self.size)
+        if shift is not None and shift != _STILL:
+            pieces = [(seq, first, last, (was[0] + shift[0], was[1] + shift[1])) for seq, first, last, was in pieces]
+        return States(pieces)
 
     def __add__(self, other: States) -> States:
-        """This list, then ``other`` (``other``'s moved tail kept as it is; this one's, if any, read now)."""
-        mine = self.head_list if self.tail is None else self.read(0, self.size)
-        return States(mine + other.head_list, other.tail)
+        """This list, then ``other``."""
+        return States(self.pieces + other.pieces)
+
+
+def _joined(pieces: list[tuple[list, int, int, tuple[int, int]]]) -> list[tuple[list, int, int, tuple[int, int]]]:
+    """``pieces`` with neighbours that continue one another made one, and neighbours of about one size (neither more
+    than twice the other) read into one list: a list that grows by a few states at a time then holds a few pieces,
+    as a binary counter holds a few ones, and a state is read into a new list about once per doubling."""
+    out: list[tuple[list, int, int, tuple[int, int]]] = []
+    for piece in pieces:
+        out.append(piece)
+        while len(out) > 1:
+            a, b = out[-2], out[-1]
+            if a[0] is b[0] and a[2] == b[1] and a[3] == b[3]:  # one piece, cut in two
+                out[-2:] = [(a[0], a[1], b[2], a[3])]
+                continue
+            small, large = sorted((a[2] - a[1], b[2] - b[1]))
+            if small * 2 < large:
+                break
+            out[-2:] = [_read(out[-2:])]
+    if len(out) > _MOST_PIECES:
+        out = [_read(out)]
+    return out
+
+
+def _read(pieces: list[tuple[list, int, int, tuple[int, int]]]) -> tuple[list, int, int, tuple[int, int]]:
+    """``pieces`` read into one new list, as one piece."""
+    states: list[tuple] = []
+    for seq, first, last, shift in pieces:
+        states += seq[first:last] if shift == _STILL else [_moved(x, shift) for x in seq[first:last]]
+    return states, 0, len(states), _STILL

@@ -6,6 +6,7 @@ ratios measured side by side in one run (not timed tests).
     .venv/bin/python -m tests.benchmarks.bench_plans --no-hf    (only --counter, not the hf: counter too)
     ... --cpu          (CPU time of this process instead of wall time: steadier on a loaded machine)
     ... --cases-only   (the strategy and shape cases only)
+    ... --scale        (only the history shapes at 300, 1,000 and 2,000 turns: each ratio against its 300-turn one)
 
 Each case runs under ``--counter`` (mistral: by default) and an ``hf:`` counter (the real Qwen3 tokenizer
 of ../shared/tokenizers/hf/qwen3 when present, else the toy tokenizer of the test suite). Every default
@@ -153,12 +154,13 @@ HEADER = ("case                                    tokens(all) count_ms  plan_ms
 
 
 def report(label: str, spec: str, plan, sections, tools, repeats: int, *, reference_limit: float,
-           strategies=None) -> None:
+           strategies=None) -> float | None:
+    """One row of ``HEADER``; the default's ratio to one complete count (``None``: refused)."""
     try:
         count_s, tokens, fast_s, stats, fast = side_by_side(spec, plan, sections, tools, repeats, strategies)
     except ContextInspectorError as exc:  # the reference refuses it the same way (the plan tests check that)
         print(f"{label:<40} refused: {str(exc)[:150]}", flush=True)
-        return
+        return None
     evicted = sum(e.decision in ("dropped", "summarised") for e in fast.trace)
     line = (f"{label:<40} {tokens:8d} {count_s * 1000:8.1f} {fast_s * 1000:8.1f} {fast_s / count_s:6.2f}"
             f" {stats['full_counts']:5d} {evicted:8d}")
@@ -171,6 +173,7 @@ def report(label: str, spec: str, plan, sections, tools, repeats: int, *, refere
         line += f" {'skipped':>10} {'-':>8} {'-':>9}  -   (over --reference-seconds)"
     note = f"  (fell back: {fast.counting_note})" if fast.counting_note else ""
     print(line + note, flush=True)
+    return fast_s / count_s
 
 
 def bench_cases(spec: str, quick: bool, repeats: int, reference_limit: float, strategies) -> None:
@@ -193,6 +196,29 @@ def bench_cases(spec: str, quick: bool, repeats: int, reference_limit: float, st
             plan, sections, tools = shape_plan(shape, turns, compaction)
             report(f"{turns} {shape} turns, {compaction}", spec, plan, sections, tools, repeats,
                    reference_limit=reference_limit, strategies=strategies)
+
+
+def bench_turn_scaling(spec: str, quick: bool, repeats: int, reference_limit: float, strategies) -> None:
+    """Each history shape under each strategy at 300 turns and more: the ratio should stay within 25% of its
+    300-turn value (issue 15's scale target, asked of plans as of assembly); the reference where it runs within
+    ``reference_limit`` seconds."""
+    sizes = (300, 1000) if quick else (300, 1000, 2000)
+    print(f"\n## plans over longer histories, counter {spec}: the ratio at each length against its 300-turn ratio "
+          "(target within 25%)")
+    print(HEADER, flush=True)
+    summary = []
+    for shape in ("plain", "newline", "tool calls", "single"):
+        for compaction in STRATEGIES:
+            ratios = []
+            for turns in sizes:
+                plan, sections, tools = shape_plan(shape, turns, compaction)
+                ratios.append(report(f"{turns} {shape} turns, {compaction}", spec, plan, sections, tools, repeats,
+                                     reference_limit=reference_limit if turns == 300 else 0, strategies=strategies))
+            if ratios[0] is not None and None not in ratios:
+                summary.append(f"{shape + ' turns, ' + compaction:<32} " + "  ".join(
+                    f"{n}: {r / ratios[0]:.2f}" for n, r in zip(sizes[1:], ratios[1:])))
+    print("ratio / its 300-turn ratio (target <= 1.25):")
+    print("\n".join(summary), flush=True)
 
 
 def bench_replay(spec: str, repeats: int) -> None:
@@ -251,6 +277,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu", action="store_true", help="time in process CPU time (a loaded machine), not wall time")
     parser.add_argument("--cases-only", action="store_true", help="only the strategy and shape cases (no replay, "
                         "long sections or scaling)")
+    parser.add_argument("--scale", action="store_true", help="only the history shapes at 300, 1,000 and 2,000 turns "
+                        "(their ratio against the 300-turn one)")
     parser.add_argument("--reference-seconds", type=float, default=None,
                         help="run the reference where it is expected to take at most this long "
                              "(default 300, 60 with --quick)")
@@ -261,12 +289,16 @@ def main(argv=None) -> int:
     strategies = {"summarise-span": SummariseSpan(FixedSummariser())}
     with tempfile.TemporaryDirectory() as folder:
         for spec in (args.counter,) if args.no_hf else (args.counter, hf_spec(folder)):
-            bench_cases(spec, args.quick, repeats, limit, strategies)
-    if args.cases_only:
+            if args.scale:
+                bench_turn_scaling(spec, args.quick, repeats, limit, strategies)
+            else:
+                bench_cases(spec, args.quick, repeats, limit, strategies)
+    if args.cases_only or args.scale:
         return 0
     bench_replay(args.counter, repeats)
     bench_long_sections(args.counter, args.quick, strategies)
     bench_scaling(args.counter, args.quick, repeats)
+    bench_turn_scaling(args.counter, args.quick, repeats, limit, strategies)
     return 0
 
 
