@@ -63,9 +63,7 @@ class JsonlReading:
             self.progress.emit(gen, done, max(total, 1), f"Indexing {name}: %p%")
 
         try:
-            index = self._index_in_workers(path, indexed)
-            if index is False:  # a small file, or no worker processes ready: indexed here
-                index = core.index_jsonl(path, progress=indexed, should_stop=self._cancel.is_set)
+            index = self._index(path, indexed)
         except Exception as exc:
             self.problem.emit(gen, "error", failure_text(exc, f"{path}: cannot be read", "indexing %s", path))
             return
@@ -95,29 +93,27 @@ class JsonlReading:
                                             "read; they are listed as unreadable rows")
         self._read_rows(path, pending, counter, counter_error, name)
 
-    def _index_in_workers(self, path: str, indexed) -> core.JsonlIndex | None | bool:
-        """``core.index_jsonl`` of a large file in parts side by side: one here, one in each worker process where they
-        are ready (the index is a JSON parse of every line: on two cores, the list is there in about half the time;
-        with another program busy on one, in two thirds, as this thread's part is no larger than a worker's).
-        ``None`` when cancelled, ``False`` where it is not done so (a small file, workers not ready: indexed here in
-        one pass). A part a worker cannot index is indexed here, which names the problem if there is one."""
+    def _index(self, path: str, indexed) -> core.JsonlIndex | None:
+        """``core.index_jsonl`` of ``path`` (``None`` when cancelled): a large file in parts side by side, one here and
+        one in each worker process where they are ready (the index is a JSON parse of every line: on two cores, the
+        list is there in about half the time; with another program busy on one, in two thirds, as this thread's part
+        is no larger than a worker's); a small file, or one met before the workers are ready, in one pass here. A part
+        a worker cannot index is indexed here, which names the problem if there is one."""
         try:
             size = Path(path).stat().st_size
         except OSError:
-            return False  # (``index_jsonl`` says why)
+            size = 0  # (``index_jsonl`` says why)
         pool = ready_read_pool(self.job.counter_spec) if size >= PARALLEL_INDEX_BYTES else None
-        if pool is None:
-            return False
-        parts = core.plan_parts(path, pool.workers + 1)
-        if len(parts) < 2:
-            return False
+        parts = core.plan_parts(path, pool.workers + 1) if pool is not None else []
         jobs: list[Future] = []
         try:
             try:
                 jobs += [pool.submit_call(index_part_rows, path, part) for part in parts[1:]]
             except Exception as exc:  # noqa: BLE001 - the pool broke while idle: a new one reads the rows
-                self._pool_broke(pool, path, exc)
-                return False
+                self._pool_stopped(pool, "indexing", path, exc, "new ones are started")
+                jobs, parts = [], []
+            if len(parts) < 2:
+                return core.index_jsonl(path, progress=indexed, should_stop=self._cancel.is_set)
             rows = [core.index_part(path, parts[0], progress=lambda done, _end: indexed(done, size),
                                     should_stop=self._cancel.is_set)]
             if rows[0] is None:
@@ -132,7 +128,7 @@ class JsonlReading:
                     except TimeoutError:
                         continue
                     except Exception as exc:  # noqa: BLE001 - a worker died: this part is indexed here
-                        self._pool_broke(pool, path, exc)
+                        self._pool_stopped(pool, "indexing", path, exc, "new ones are started")
                         answer = b""
                 rows.append(pickle.loads(answer) if answer else core.index_part(path, part))
                 indexed(part.end, size)
@@ -141,14 +137,15 @@ class JsonlReading:
                 job.cancel()
         return core.joined_index(path, rows)
 
-    def _pool_broke(self, pool: ReadPool, path: str, exc: Exception) -> None:
-        """The worker processes broke while they indexed ``path``: the pool is not used again (its rows are read by a
-        new one), and this is said once."""
-        if pool.ready:
-            pool.ready = False
-            log.warning("indexing %s in worker processes: %s: %s", path, type(exc).__name__, exc)
+    def _pool_stopped(self, pool: ReadPool, doing: str, path: str, exc: Exception, after: str) -> None:
+        """The worker processes broke while ``doing`` (indexing, reading) ``path``: the pool is not used again (what is
+        left is done by a new one, or here: ``after`` says which), and this is said once per pool."""
+        if not pool.broken:
+            pool.broken = True
+            log.warning("%s %s in worker processes: %s: %s", doing, path, type(exc).__name__, exc)
             self.problem.emit(self.job.generation, "warning", f"{Path(path).name}: the worker processes stopped "
-                                                                f"({type(exc).__name__}: {exc}); new ones are started")
+                                                                f"({type(exc).__name__}: {exc}); {after}")
+        pool.ready = False
         discard_pool(pool)
 
     def _next_row(self, queue: deque[Row]) -> Row | None:
@@ -221,7 +218,6 @@ class JsonlReading:
     def _read_in_workers(self, path: str, queue: deque[Row], tally: Tally, name: str) -> None:
         """Read ``queue`` in the pool, a selected row first; what is left in it (cancelled, or the pool broke)
         is read by the caller."""
-        gen = self.job.generation
         try:
             pool = read_pool(self.job.counter_spec)
         except Exception as exc:  # no processes here (a sandbox): read in this thread
@@ -257,10 +253,7 @@ class JsonlReading:
                     if self._cancel.is_set():  # the pool was ended for a newer job: nothing to say
                         queue.extendleft(reversed(rows))
                         break
-                    log.exception("reading %s in worker processes", name)
-                    self.problem.emit(gen, "warning", f"{name}: the worker processes stopped ({type(exc).__name__}: "
-                                                      f"{exc}); the rest is read in the window's process")
-                    discard_pool(pool)
+                    self._pool_stopped(pool, "reading", path, exc, "the rest is read in the window's process")
                     for other, _ in [(rows, was_urgent), *jobs.values()]:
                         queue.extendleft(reversed(other))
                     return

@@ -43,6 +43,7 @@ class ReadPool:
         self.spec = spec
         self.workers = workers or worker_count()
         self.ready = False  # every worker has answered (``warm_pool``, or a job of each done)
+        self.broken = False  # a job found the pool broken (said once: ``JsonlReading._pool_stopped``)
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=start_worker, initargs=(spec,))
 
