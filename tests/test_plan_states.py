@@ -1,13 +1,13 @@
-"""A chain walk's states (``core.plans.lists.States``: a list and, where a list took over the last one's tail inside a
-run of user messages, that tail with its run distances moved as it is read): the same states as the plain lists the
-walk used to build, for any sequence of the three things a walk does with them (take the last list's first states,
+"""A chain walk's states and costs (``core.plans.lists.Pieces``: a list held as pieces of the lists walked before, a
+state's run distances moved as it is read where a list took over the last one's tail inside a run of user messages):
+the same states as the plain lists the walk used to build, for any sequence of the three things a walk does with them (take the last list's first states,
 add the states it walked, take over the last list's tail with its run distances moved or not)."""
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.plans.lists import States, _moved
+from core.plans.lists import Pieces, _moved
 
 DISTANCE = st.none() | st.integers(0, 50)
 STATE = st.tuples(st.sampled_from(["a", "b"]), st.just("t"), DISTANCE, DISTANCE, st.booleans())
@@ -23,11 +23,11 @@ def _shifted(states: list[tuple], shift: tuple[int, int] | None) -> list[tuple]:
                       max_size=30))
 @settings(max_examples=300, deadline=None)
 def test_pieces_read_as_the_lists_they_stand_for(first, steps):
-    model, pieces = list(first), States.of(list(first))
+    model, pieces = list(first), Pieces.of(list(first))
     for p, walked, at, shift in steps:
         p, at = min(p, len(model)), min(at, len(model))
         model = model[:p] + walked + _shifted(model[at:], shift)
-        pieces = pieces.head(p) + States.of(list(walked)) + pieces.tail_from(at, shift)
+        pieces = pieces.head(p) + Pieces.of(list(walked)) + pieces.tail_from(at, shift)
         assert len(pieces) == len(model)
         assert pieces.read(0, len(pieces)) == model
         assert [pieces[i] for i in range(-len(model), 0)] == model
@@ -38,9 +38,9 @@ def test_pieces_read_as_the_lists_they_stand_for(first, steps):
 
 def test_a_moved_tail_is_not_read_until_asked():
     base = [("m", "t", i, i, True) for i in range(100_000)]
-    states = States.of(base)
+    states = Pieces.of(base)
     for k in range(1, 200):  # a strategy dropping the run's oldest entry 200 times
-        states = States.of([("x", "t", None, None, False)]) + states.tail_from(2, (1, 1))
+        states = Pieces.of([("x", "t", None, None, False)]) + states.tail_from(2, (1, 1))
         assert states.pieces[-1][0] is base and len(states.pieces) == 2  # the long list itself, not a copy
     # after k drops, the state at j >= 1 is the long list's at j + k moved k times: distance j + 2k
     assert len(states) == 100_000 - 199 and states[1] == ("m", "t", 1 + 2 * 199, 1 + 2 * 199, True)
@@ -60,11 +60,11 @@ def test_a_list_grown_at_the_front_keeps_few_pieces_and_moves_each_state_a_few_t
     real = lists._moved
     monkeypatch.setattr(lists, "_moved", lambda state, shift: moves.append(1) or real(state, shift))
     model: list[tuple] = []
-    states = States.of([])
+    states = Pieces.of([])
     for k in range(2000):
         walked = [("m", "t", None, None, False)]
         model = walked + [real(s, (1, 1)) for s in model]
-        states = States.of(list(walked)) + states.tail_from(0, (1, 1))
+        states = Pieces.of(list(walked)) + states.tail_from(0, (1, 1))
         assert len(states.pieces) <= 2 * math.log2(k + 2) + 2
     assert states.read(0, len(states)) == model
     assert len(moves) < 2000 * 2 * math.log2(2000)  # the quadratic moved about 2,000,000

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import CounterError
 from ..text_edges import _seam_end, _seam_start
 from .counts import _MARKS, _UNSTABLE, mark_unstable
-from .lists import States, _at, _back, _moved, _same_context, _same_run, _where_lists_part
+from .lists import Pieces, _at, _back, _moved, _same_context, _same_run, _where_lists_part
 from .neighbours import SectionContext
 from .probes import SmallPrompts
 from .seams import _STUB, _compress_runs, _kind, _needs_closing_turn, _stand_in, tools_key
@@ -21,9 +21,9 @@ def _never(text: str) -> bool:
     return False
 
 
-def _sum_before(costs: list[int], at: int, total: int) -> int:
+def _sum_before(costs: Pieces, at: int, total: int) -> int:
     """``sum(costs[:at])`` from the shorter side, ``total`` being ``sum(costs)``."""
-    return sum(costs[:at]) if at <= len(costs) // 2 else total - sum(costs[at:])
+    return sum(costs.read(0, at)) if at <= len(costs) // 2 else total - sum(costs.read(at, len(costs)))
 
 
 class ChainCosts(SmallPrompts, SectionContext):
@@ -32,17 +32,23 @@ class ChainCosts(SmallPrompts, SectionContext):
     def _gain(self, name: str, entries: list[Any]) -> int | None:
         if name in self.into:
             return self._passage_gain(name, entries)
-        costs = self._chain(name, entries)
+        costs = self._walked(name, entries)
         return None if costs is None else self._chain_total
 
     def _chain(self, name: str, entries: list[Any]) -> list[int] | None:
-        """What each entry adds in turn, inserted after the previous one and before the next section,
-        to the committed prompt. A strategy asks about one list after another, each a small change of
+        """What each entry adds in turn, inserted after the previous one and before the next section, to the committed
+        prompt (``_walked``, or for passages ``_passage_chain``)."""
+        if name in self.into:
+            return self._passage_chain(name, entries)
+        costs = self._walked(name, entries)
+        return None if costs is None else costs.read(0, len(costs))
+
+    def _walked(self, name: str, entries: list[Any]) -> Pieces | None:
+        """What each message entry adds in turn, inserted after the previous one and before the next section,
+        to the committed prompt (its sum: ``_chain_total``). A strategy asks about one list after another, each a small change of
         the one before (an entry dropped at the front, a turn added): the walk over the entries resumes
         from the last list's state where the two lists part, and takes the last list's costs again
         from where its state is met again (so a 10,000-entry section is not walked 10,000 times)."""
-        if name in self.into:
-            return self._passage_chain(name, entries)
         ctx = self._chain_context(name)
         if ctx[2]:  # evidence blocks in the section's first user message: walk it whole
             return self._walk(ctx, entries, 0, ctx[-1], None)[0]
@@ -61,7 +67,7 @@ class ChainCosts(SmallPrompts, SectionContext):
         if resume is None:
             costs, states = self._walk(ctx, entries, 0, ctx[-1], None)
         elif resume[0] == len(entries) == len(cached[2]):  # the very list walked before: its costs
-            costs, states, self._walk_end, total = list(cached[3]), cached[4], cached[5], cached[6]
+            costs, states, self._walk_end, total = cached[3], cached[4], cached[5], cached[6]
         else:
             p, d, rejoin = resume
             old_costs, old_states = cached[3], cached[4]
@@ -72,11 +78,11 @@ class ChainCosts(SmallPrompts, SectionContext):
                 # change after another: each question then costs about the change, not the list)
                 took = self._walk_took
                 walked = len(costs) if took is None else len(costs) - (len(old_costs) - took)
-                total = (_sum_before(old_costs, p, cached[6]) + sum(costs[:walked])
+                total = (_sum_before(old_costs, p, cached[6]) + sum(costs.read(0, walked))
                          + (0 if took is None else cached[6] - _sum_before(old_costs, took, cached[6])))
-                costs, states = old_costs[:p] + costs, old_states.head(p) + states
+                costs, states = old_costs.head(p) + costs, old_states.head(p) + states
         if costs is not None and total is None:
-            total = sum(costs)
+            total = sum(costs.read(0, len(costs)))
         self._chain_total = total
         if costs is not None and states is not None:
             end_state = self._walk_end
@@ -137,7 +143,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                 after_seam, around, state)
 
     def _walk(self, ctx: tuple, entries: list[Any], k0: int, state: tuple, resume: tuple | None
-              ) -> tuple[list[int] | None, States | None]:
+              ) -> tuple[Pieces | None, Pieces | None]:
         """Costs of ``entries[k0:]`` and the walk's state before each, from ``state`` before entry ``k0``;
         with ``resume`` (the last list's costs and states, its offset and where the lists meet again), the
         last list's costs are taken over from the first entry whose state is the one it had there."""
@@ -173,7 +179,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                 if (was is not None and was[0] is previous and was[4] == previous_user
                         and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
                     self._walk_end, self._walk_took = old_end, k + d
-                    return costs + old_costs[k + d:], States.of(states) + old_states.tail_from(k + d)
+                    return Pieces.of(costs) + old_costs.tail_from(k + d), Pieces.of(states) + old_states.tail_from(k + d)
                 if (was is not None and was[0] is previous and previous_user and was[4] and None not in
                         (trail, last, was[2], was[3]) and old_end[2] is not None and old_end[2] >= len(entries) - k):
                     # inside a run of user messages that lasts to the end of both lists (the entries from here are
@@ -184,7 +190,8 @@ class ChainCosts(SmallPrompts, SectionContext):
                     shift = (n - trail) - was[2], (n - last) - was[3]
                     end = _moved(old_end, shift)
                     self._walk_end, self._walk_took = end, k + d
-                    return costs + old_costs[k + d:], States.of(states) + old_states.tail_from(k + d, shift)
+                    return (Pieces.of(costs) + old_costs.tail_from(k + d),
+                            Pieces.of(states) + old_states.tail_from(k + d, shift))
             n = size + k
             states.append((previous, previous_text, None if trail is None else n - trail,  # (``_back``'s)
                            None if last is None else n - last, previous_user))
@@ -266,7 +273,7 @@ class ChainCosts(SmallPrompts, SectionContext):
             previous, previous_text = message, text
 
         self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
-        return costs, States.of(states)
+        return Pieces.of(costs), Pieces.of(states)
 
     def _constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,
                   after: Any, after_text: str | None, systems: list[Any],

@@ -81,14 +81,15 @@ _STILL = (0, 0)  # a shift that moves nothing
 _MOST_PIECES = 24  # more pieces than this are read into one list
 
 
-class States:
-    """The states a chain walk had before each entry (``_back``'s), as pieces of the lists they were walked in,
-    ``(states, start, stop, shift)``: each piece's run distances are moved by ``shift`` as it is read. A list that
-    takes over part of the last one's states (with its run distances moved, inside a run of user messages that lasts
-    to the end of both) holds pieces of the last one's, so a strategy that drops entries one at a time from the
-    front of a long run, or adds them there, asks each question without a pass of Python over the run. Pieces of
-    about one size are read into one list as they meet, so a list holds a few pieces (about the logarithm of its
-    length) and each state is moved a few times at most over the questions. Never changed once made."""
+class Pieces:
+    """A list held as pieces of other lists, ``(items, start, stop, shift)``: a chain walk's costs, and the states it
+    had before each entry (``_back``'s), each state's run distances moved by its piece's ``shift`` as it is read. A
+    list that takes over part of the last one's (its states' run distances moved where the entries moved inside a
+    run of user messages that lasts to the end of both) holds pieces of the last one's, so a strategy that drops
+    entries one at a time from the front of a long section, or adds them there, asks each question without a pass
+    over the section. Pieces of about one size are read into one list as they meet, so a list holds a few pieces
+    (about the logarithm of its length) and each item is read into a new list a few times at most over the
+    questions. Never changed once made."""
 
     __slots__ = ("pieces", "size")
 
@@ -97,7 +98,7 @@ class States:
         self.size = sum(p[2] - p[1] for p in self.pieces)
 
     @classmethod
-    def of(cls, states: list[tuple]) -> States:
+    def of(cls, states: list[tuple]) -> Pieces:
         return cls([(states, 0, len(states), _STILL)])
 
     def __len__(self) -> int:
@@ -132,20 +133,20 @@ class States:
                 break
         return out
 
-    def head(self, p: int) -> States:
+    def head(self, p: int) -> Pieces:
         """The first ``p`` states."""
-        return States(self._cut(0, p))
+        return Pieces(self._cut(0, p))
 
-    def tail_from(self, i: int, shift: tuple[int, int] | None = None) -> States:
+    def tail_from(self, i: int, shift: tuple[int, int] | None = None) -> Pieces:
         """The states from ``i`` on, their run distances moved by ``shift`` as well."""
         pieces = self._cut(i, self.size)
         if shift is not None and shift != _STILL:
             pieces = [(seq, first, last, (was[0] + shift[0], was[1] + shift[1])) for seq, first, last, was in pieces]
-        return States(pieces)
+        return Pieces(pieces)
 
-    def __add__(self, other: States) -> States:
+    def __add__(self, other: Pieces) -> Pieces:
         """This list, then ``other``."""
-        return States(self.pieces + other.pieces)
+        return Pieces(self.pieces + other.pieces)
 
 
 def _joined(pieces: list[tuple[list, int, int, tuple[int, int]]]) -> list[tuple[list, int, int, tuple[int, int]]]:
