@@ -246,3 +246,32 @@ def test_tool_calls_asked_with_arguments_equal_but_written_otherwise_are_counted
         plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction="mine"),
                                      SectionPlan("q", pinned=True)), budget_tokens=budget, custom_strategies=("mine",))
         same_as_reference(plan, counter, {"mine": Normalising()}, data)
+
+
+@pytest.mark.parametrize("compaction", STRATEGIES)
+@pytest.mark.parametrize("shape", ["single", "plain", "mixed"])
+def test_long_sections_whose_walks_are_taken_over_many_times_give_the_reference_bytes(shape, compaction):
+    """Session 21 held a walk's costs and states as pieces of the lists walked before, merged as they meet (a binary
+    counter's way), and compared the lists a walk answered with ``==``. Long sections make many questions, each
+    taking the last list's pieces over (newest-turns over single-message turns: one more entry at the front each
+    time, every state's run distances moved), so pieces are cut, moved and merged many times; the default's bytes
+    are still the reference's."""
+    import random
+
+    rng = random.Random(f"{shape}-{compaction}")
+    words = ["disk", "rollback", "cluster", "deploy", "node", "the", "a", "is", "was", "why", "latency", "ok."]
+    recent = []
+    for i in range(160):
+        role = ("user" if shape == "single" or i % 2 == 0 else "assistant") if shape != "mixed" else \
+            rng.choice(["user", "user", "assistant"])
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(2, 12)))
+        recent.append(Message(role=role, content=text + ("\n" if rng.random() < 0.2 else ""), id=f"m{i}",
+                              pinned=rng.random() < 0.03))
+    data = {"system": [Message(role="system", content="Be brief.")], "recent": recent,
+            "q": [Message(role="user", content="What changed?", id="q")]}
+    counter = default_counter()
+    strategies = {"summarise-span": SummariseSpan(Fixed(), max_summary_tokens=16)}
+    for budget in (300, 900):
+        plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction=compaction),
+                                     SectionPlan("q", pinned=True)), budget_tokens=budget, reserve_output_tokens=0)
+        same_as_reference(plan, counter, strategies, data)
