@@ -275,3 +275,31 @@ def test_long_sections_whose_walks_are_taken_over_many_times_give_the_reference_
         plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction=compaction),
                                      SectionPlan("q", pinned=True)), budget_tokens=budget, reserve_output_tokens=0)
         same_as_reference(plan, counter, strategies, data)
+
+
+@pytest.mark.parametrize("compaction", STRATEGIES)
+@pytest.mark.parametrize("budget", [300, 420, 10 ** 5])
+def test_a_section_holding_the_passages_is_predicted_by_its_own_walk(compaction, budget):
+    """Found in review (session 21): a section that passages are written into is walked whole at each question, and
+    that walk left the sum of its costs unset, so the question about it was answered with the last walk's sum (the
+    notes section's: 16 tokens where the section cost 808). The emitted prompt's check caught it: the plan fell back
+    to the reference method, said so in its counting note, and forgot every constant learned."""
+    recent = [Message(role="user" if i % 2 == 0 else "assistant", content=f"message {i} about the trains", id=f"m{i}")
+              for i in range(24)]
+    data = {"system": [Message(role="system", content="Be brief.")],
+            "notes": [Message(role="user", content="A note.", id="n0"), Message(role="assistant", content="Ok.", id="n1")],
+            "evidence": [Message(role="user", content=f"Trains run every {k} hours.", id=f"p{k}", score=1.0 / k)
+                         for k in range(1, 6)],
+            "recent": recent, "q": [Message(role="user", content="Why?", id="q")]}
+    plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("notes"),
+                                 SectionPlan("evidence", compaction="by-score", into="recent"),
+                                 SectionPlan("recent", compaction=compaction), SectionPlan("q", pinned=True)),
+                       budget_tokens=budget, reserve_output_tokens=0)
+    counter = default_counter()
+    strategies = {"summarise-span": SummariseSpan(Fixed(), max_summary_tokens=16)}
+    stats: dict = {}
+    fast = outcome(ContextAssembler(plan, counter, strategies=strategies), data, stats=stats)
+    if not isinstance(fast, Exception):
+        assert fast.counting_note is None
+        assert stats["predicted"] > 0
+    same_as_reference(plan, counter, strategies, data)

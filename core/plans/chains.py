@@ -51,7 +51,9 @@ class ChainCosts(SmallPrompts, SectionContext):
         from where its state is met again (so a 10,000-entry section is not walked 10,000 times)."""
         ctx = self._chain_context(name)
         if ctx[2]:  # evidence blocks in the section's first user message: walk it whole
-            return self._walk(ctx, entries, 0, ctx[-1], None)[0]
+            costs = self._walk(ctx, entries, 0, ctx[-1], None)[0]
+            self._chain_total = None if costs is None else sum(costs.read(0, len(costs)))
+            return costs
         # the last two lists walked (a commit asks about the committed list and the one it replaces, and
         # the strategy's last question is usually the list committed)
         records = [r for r in self._chain_cache.get(name, ())
