@@ -23,6 +23,8 @@ def _never(text: str) -> bool:
 
 def _sum_before(costs: Pieces, at: int, total: int) -> int:
     """``sum(costs[:at])`` from the shorter side, ``total`` being ``sum(costs)``."""
+    if at <= 0:
+        return 0
     return sum(costs.read(0, at)) if at <= len(costs) // 2 else total - sum(costs.read(at, len(costs)))
 
 
@@ -79,8 +81,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                 # the sum from the last list's where the two share costs (a strategy asks about a long list one small
                 # change after another: each question then costs about the change, not the list)
                 took = self._walk_took
-                walked = len(costs) if took is None else len(costs) - (len(old_costs) - took)
-                total = (_sum_before(old_costs, p, cached[6]) + sum(costs.read(0, walked))
+                total = (_sum_before(old_costs, p, cached[6]) + self._walk_sum
                          + (0 if took is None else cached[6] - _sum_before(old_costs, took, cached[6])))
                 costs, states = old_costs.head(p) + costs, old_states.head(p) + states
         if costs is not None and total is None:
@@ -180,7 +181,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                 n = size + k
                 if (was is not None and was[0] is previous and was[4] == previous_user
                         and _same_run(was[2], trail, n, size + rejoin) and _same_run(was[3], last, n, size + rejoin)):
-                    self._walk_end, self._walk_took = old_end, k + d
+                    self._walk_end, self._walk_took, self._walk_sum = old_end, k + d, sum(costs)
                     return Pieces.of(costs) + old_costs.tail_from(k + d), Pieces.of(states) + old_states.tail_from(k + d)
                 if (was is not None and was[0] is previous and previous_user and was[4] and None not in
                         (trail, last, was[2], was[3]) and old_end[2] is not None and old_end[2] >= len(entries) - k):
@@ -191,7 +192,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                     # this list's
                     shift = (n - trail) - was[2], (n - last) - was[3]
                     end = _moved(old_end, shift)
-                    self._walk_end, self._walk_took = end, k + d
+                    self._walk_end, self._walk_took, self._walk_sum = end, k + d, sum(costs)
                     return (Pieces.of(costs) + old_costs.tail_from(k + d),
                             Pieces.of(states) + old_states.tail_from(k + d, shift))
             n = size + k
@@ -275,6 +276,7 @@ class ChainCosts(SmallPrompts, SectionContext):
             previous, previous_text = message, text
 
         self._walk_end = _back((previous, previous_text, trail, last, previous_user), size + len(entries))
+        self._walk_sum = sum(costs)
         return Pieces.of(costs), Pieces.of(states)
 
     def _constant(self, name: str | None, previous: Any, previous_text: str | None, message: Any, text: str,

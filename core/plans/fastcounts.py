@@ -60,6 +60,7 @@ class FastPlanCounts(AloneCosts, ChainCosts, PassageCosts, SliceCosts, PlanCount
         self._chain_cache: dict[str, tuple] = {}  # per section: the last list walked, its costs and states
         self._walk_end: tuple | None = None
         self._walk_took: int | None = None  # where the last walk took the last list's costs over
+        self._walk_sum = 0  # the sum of the costs the last walk walked (not those it took over)
         self._chain_total: int | None = None  # the sum of the costs ``_chain`` gave last
         self._epoch = 0  # bumped whenever a constant turns out unstable: walked costs are then not reused
         self.running: int | None = None

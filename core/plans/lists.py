@@ -78,6 +78,7 @@ def _moved(state: tuple, shift: tuple[int, int]) -> tuple:
 
 
 _STILL = (0, 0)  # a shift that moves nothing
+_SMALL = 1024  # neighbouring pieces that move nothing and hold no more than this together are read into one list
 _MOST_PIECES = 24  # more pieces than this are read into one list
 
 
@@ -93,13 +94,17 @@ class Pieces:
 
     __slots__ = ("pieces", "size")
 
-    def __init__(self, pieces: list[tuple[list, int, int, tuple[int, int]]]) -> None:
-        self.pieces = _joined([p for p in pieces if p[2] > p[1]])
-        self.size = sum(p[2] - p[1] for p in self.pieces)
+    def __init__(self, pieces: list[tuple[list, int, int, tuple[int, int]]], size: int | None = None) -> None:
+        """``pieces`` as they are where ``size`` is given (none empty: a cut of a list's pieces, or one piece), else
+        joined (``_joined``)."""
+        if size is None:
+            pieces = _joined([p for p in pieces if p[2] > p[1]])
+            size = sum(p[2] - p[1] for p in pieces)
+        self.pieces, self.size = pieces, size
 
     @classmethod
-    def of(cls, states: list[tuple]) -> Pieces:
-        return cls([(states, 0, len(states), _STILL)])
+    def of(cls, items: list) -> Pieces:
+        return cls([(items, 0, len(items), _STILL)] if items else [], len(items))
 
     def __len__(self) -> int:
         return self.size
@@ -116,12 +121,21 @@ class Pieces:
             i -= stop - start
         raise IndexError(i)  # (not reached: the size says so)
 
-    def read(self, start: int, stop: int) -> list[tuple]:
-        """The states from ``start`` to ``stop`` as a list."""
+    def read(self, start: int, stop: int) -> list:
+        """The items from ``start`` to ``stop`` as a list."""
+        if start >= stop:
+            return []
+        if len(self.pieces) == 1 and self.pieces[0][3] == _STILL:  # (the usual case: one list, as it is)
+            seq, first, last, _ = self.pieces[0]
+            return seq[first + max(start, 0):first + min(stop, last - first)]
         return _read(self._cut(start, stop))[0]
 
     def _cut(self, start: int, stop: int) -> list[tuple[list, int, int, tuple[int, int]]]:
-        """The pieces of the states from ``start`` to ``stop``."""
+        """The pieces of the items from ``start`` to ``stop`` (none empty)."""
+        if len(self.pieces) == 1:
+            seq, first, last, shift = self.pieces[0]
+            lo, hi = first + max(start, 0), first + min(stop, last - first)
+            return [(seq, lo, hi, shift)] if lo < hi else []
         out, at = [], 0
         for seq, first, last, shift in self.pieces:
             size = last - first
@@ -134,37 +148,50 @@ class Pieces:
         return out
 
     def head(self, p: int) -> Pieces:
-        """The first ``p`` states."""
-        return Pieces(self._cut(0, p))
+        """The first ``p`` items."""
+        p = max(0, min(p, self.size))
+        return self if p == self.size else Pieces(self._cut(0, p), p) if p else _NONE
 
     def tail_from(self, i: int, shift: tuple[int, int] | None = None) -> Pieces:
-        """The states from ``i`` on, their run distances moved by ``shift`` as well."""
-        pieces = self._cut(i, self.size)
+        """The items from ``i`` on, the states' run distances moved by ``shift`` as well."""
+        i = max(0, min(i, self.size))
+        pieces = self.pieces if i == 0 else self._cut(i, self.size)
         if shift is not None and shift != _STILL:
             pieces = [(seq, first, last, (was[0] + shift[0], was[1] + shift[1])) for seq, first, last, was in pieces]
-        return Pieces(pieces)
+        return Pieces(pieces, self.size - i)
 
     def __add__(self, other: Pieces) -> Pieces:
         """This list, then ``other``."""
-        return Pieces(self.pieces + other.pieces)
+        if not other.size:
+            return self
+        if not self.size:
+            return other
+        return Pieces(_joined(self.pieces + other.pieces), self.size + other.size)
+
+
+_NONE = Pieces([], 0)
 
 
 def _joined(pieces: list[tuple[list, int, int, tuple[int, int]]]) -> list[tuple[list, int, int, tuple[int, int]]]:
     """``pieces`` with neighbours that continue one another made one, and neighbours of about one size (neither more
     than twice the other) read into one list: a list that grows by a few states at a time then holds a few pieces,
     as a binary counter holds a few ones, and a state is read into a new list about once per doubling."""
+    if len(pieces) < 2:
+        return pieces
     out: list[tuple[list, int, int, tuple[int, int]]] = []
     for piece in pieces:
+        while out:
+            a = out[-1]
+            if a[0] is piece[0] and a[2] == piece[1] and a[3] == piece[3]:  # one piece, cut in two
+                piece = (a[0], a[1], piece[2], a[3])
+            else:
+                size_a, size_b = a[2] - a[1], piece[2] - piece[1]
+                if (size_a > 2 * size_b or size_b > 2 * size_a) and not (
+                        size_a + size_b <= _SMALL and a[3] == piece[3] == _STILL):  # (a short copy, at C speed)
+                    break
+                piece = _read([a, piece])
+            out.pop()
         out.append(piece)
-        while len(out) > 1:
-            a, b = out[-2], out[-1]
-            if a[0] is b[0] and a[2] == b[1] and a[3] == b[3]:  # one piece, cut in two
-                out[-2:] = [(a[0], a[1], b[2], a[3])]
-                continue
-            small, large = sorted((a[2] - a[1], b[2] - b[1]))
-            if small * 2 < large:
-                break
-            out[-2:] = [_read(out[-2:])]
     if len(out) > _MOST_PIECES:
         out = [_read(out)]
     return out
