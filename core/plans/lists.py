@@ -32,7 +32,7 @@ def _where_lists_part(old: list[Any], new: list[Any], equal_will_do: bool = Fals
         return p, 0, p
     rejoin = p + max(-d, 0) if d else p + 1
     # the rest, compared in place (both have len(new) - rejoin entries from there)
-    if rejoin > len(new) or not same(new[rejoin:], old[rejoin + d:]):
+    if rejoin > len(new) or not same(new[rejoin:] if rejoin else new, old[rejoin + d:] if rejoin + d else old):
         return None
     return p, d, rejoin
 
@@ -78,7 +78,7 @@ def _moved(state: tuple, shift: tuple[int, int]) -> tuple:
 
 
 _STILL = (0, 0)  # a shift that moves nothing
-_SMALL = 1024  # neighbouring pieces that move nothing and hold no more than this together are read into one list
+_SMALL = 256  # neighbouring pieces that move nothing and hold no more than this together are read into one list
 _MOST_PIECES = 24  # more pieces than this are read into one list
 
 
