@@ -33,6 +33,8 @@ def test_pieces_read_as_the_lists_they_stand_for(first, steps):
         assert [pieces[i] for i in range(-len(model), 0)] == model
         assert [pieces[i] for i in range(len(model))] == model
         middle = len(model) // 2
+        for a, b in ((-3, -1), (-2, middle), (middle, len(model) + 3), (middle, middle - 1)):  # clamped, as positions
+            assert pieces.read(a, b) == model[max(a, 0):max(b, 0)]
         assert pieces.read(middle, len(model)) == model[middle:] and pieces.head(middle).read(0, middle) == model[:middle]
 
 

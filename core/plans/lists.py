@@ -122,12 +122,14 @@ class Pieces:
         raise IndexError(i)  # (not reached: the size says so)
 
     def read(self, start: int, stop: int) -> list:
-        """The items from ``start`` to ``stop`` as a list."""
+        """The items from ``start`` to ``stop`` as a list (each clamped to the list, as positions: no index from the
+        end)."""
+        start, stop = max(start, 0), min(stop, self.size)
         if start >= stop:
             return []
         if len(self.pieces) == 1 and self.pieces[0][3] == _STILL:  # (the usual case: one list, as it is)
-            seq, first, last, _ = self.pieces[0]
-            return seq[first + max(start, 0):first + min(stop, last - first)]
+            seq, first, _, _ = self.pieces[0]
+            return seq[first + start:first + stop]
         return _read(self._cut(start, stop))[0]
 
     def _cut(self, start: int, stop: int) -> list[tuple[list, int, int, tuple[int, int]]]:
