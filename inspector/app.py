@@ -131,11 +131,19 @@ def main(argv: list[str] | None = None) -> int:
     return app.exec()
 
 
+TERM_GRACE_SECONDS = 10.0  # a SIGTERM this soon after the first is the same request again (see below)
+
+
 def _close_on_signals(app, window) -> None:
     """SIGTERM (a session ending, ``timeout``, ``kill``) or Ctrl+C in the terminal closes the window as its close
     button does: its state saved, its worker processes and threads stopped, exit code 0. Without it Python
-    died mid-loop and left the workers' semaphores to the resource tracker's warning."""
+    died mid-loop and left the workers' semaphores to the resource tracker's warning. A second Ctrl+C ends it at
+    once; a second SIGTERM does only after ``TERM_GRACE_SECONDS``: ``timeout make demo`` signals make's process
+    group and make its recipe, so the app is sent SIGTERM twice, a moment apart, and the second killed it halfway
+    through its close (exit -15, the workers' semaphores left to the resource tracker's warning)."""
+    import os
     import signal
+    import time
 
     from PySide6.QtCore import QTimer
 
@@ -143,9 +151,20 @@ def _close_on_signals(app, window) -> None:
         window.close()
         app.quit()
 
+    closing: list[float] = []  # when the first signal came
+
     def close(signum, _frame) -> None:
-        signal.signal(signum, signal.SIG_DFL)  # a second signal ends it at once
-        QTimer.singleShot(0, close_and_quit)  # in the event loop, also when the signal came before it ran
+        now = time.monotonic()
+        if not closing:
+            closing.append(now)
+            if signum == signal.SIGINT:
+                signal.signal(signum, signal.SIG_DFL)  # a second Ctrl+C ends it at once
+            QTimer.singleShot(0, close_and_quit)  # in the event loop, also when the signal came before it ran
+            return
+        if signum == signal.SIGTERM and now - closing[0] < TERM_GRACE_SECONDS:
+            return  # the same request again while the window closes
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, close)

@@ -44,6 +44,7 @@ class ReadPool:
         self.workers = workers or worker_count()
         self.ready = False  # every worker has answered (``warm_pool``, or a job of each done)
         self.broken = False  # a job found the pool broken (said once: ``JsonlReading._pool_stopped``)
+        self.closed = False  # shut down (the window closing, or the pool given up): its jobs fail, nothing to say
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=start_worker, initargs=(spec,))
 
@@ -59,6 +60,7 @@ class ReadPool:
         return pickle.loads(future.result())
 
     def shutdown(self) -> None:
+        self.closed = True
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -140,6 +142,8 @@ def warm_pool(spec: str) -> threading.Thread:
                 answered.update(f.result() for f in [pool.submit_call(worker_ready, 0.05) for _ in range(pool.workers)])
             pool.ready = len(answered) >= pool.workers
         except Exception as exc:  # noqa: BLE001 - no processes here: the work runs in this process later
+            if pool is not None and pool.closed:
+                return  # shut down while it started (the window closed): nothing went wrong
             log.warning("worker processes for %s did not start (%s: %s)", spec, type(exc).__name__, exc)
             if pool is not None:
                 discard_pool(pool)

@@ -77,9 +77,13 @@ def test_screenshot_of_a_bad_file_fails_with_a_message(qapp, counter, tmp_path, 
     assert not out.exists()
 
 
-def test_sigterm_closes_the_window_and_its_workers_cleanly(tmp_path):
+@pytest.mark.parametrize("again_after", [None, 0.3])
+def test_sigterm_closes_the_window_and_its_workers_cleanly(tmp_path, again_after):
     """``timeout``/``kill`` (or Ctrl+C) closes the demo the way its close button does: exit 0, no traceback, no
-    leaked worker semaphores, and the window's state written (so the close ran, not a kill)."""
+    leaked worker semaphores, and the window's state written (so the close ran, not a kill). A second SIGTERM a
+    moment later (``timeout make demo``: timeout signals make's process group, make its recipe) is the same request:
+    it killed the app halfway through its close before session 21 (exit -15, the semaphores leaked). Shut down
+    while they start, the worker processes say nothing ("did not start" was a warning of a pool closed on purpose)."""
     import signal
     import time
 
@@ -103,12 +107,15 @@ def test_sigterm_closes_the_window_and_its_workers_cleanly(tmp_path):
             time.sleep(0.1)
         assert proc.poll() is None, proc.communicate()[1]
         proc.send_signal(signal.SIGTERM)
+        if again_after is not None:
+            time.sleep(again_after)
+            proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err
-    assert "Traceback" not in err and "leaked semaphore" not in err, err
+    assert "Traceback" not in err and "leaked semaphore" not in err and "did not start" not in err, err
     assert any(settings.rglob("*")), "the window's state was not saved: it was killed, not closed"
 
 
