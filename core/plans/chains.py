@@ -54,7 +54,7 @@ class ChainCosts(SmallPrompts, SectionContext):
         ctx = self._chain_context(name)
         if ctx[2]:  # evidence blocks in the section's first user message: walk it whole
             costs = self._walk(ctx, entries, 0, ctx[-1], None)[0]
-            self._chain_total = None if costs is None else sum(costs.read(0, len(costs)))
+            self._chain_total = None if costs is None else self._walk_sum  # (a walk from the start: every cost walked)
             return costs
         # the last two lists walked (a commit asks about the committed list and the one it replaces, and
         # the strategy's last question is usually the list committed)
@@ -70,6 +70,8 @@ class ChainCosts(SmallPrompts, SectionContext):
         total = None
         if resume is None:
             costs, states = self._walk(ctx, entries, 0, ctx[-1], None)
+            if costs is not None:
+                total = self._walk_sum  # (a walk from the start: every cost walked)
         elif resume[0] == len(entries) == len(cached[2]):  # the very list walked before: its costs
             costs, states, self._walk_end, total = cached[3], cached[4], cached[5], cached[6]
         else:
@@ -84,8 +86,6 @@ class ChainCosts(SmallPrompts, SectionContext):
                 total = (_sum_before(old_costs, p, cached[6]) + self._walk_sum
                          + (0 if took is None else cached[6] - _sum_before(old_costs, took, cached[6])))
                 costs, states = old_costs.head(p) + costs, old_states.head(p) + states
-        if costs is not None and total is None:
-            total = sum(costs.read(0, len(costs)))
         self._chain_total = total
         if costs is not None and states is not None:
             end_state = self._walk_end

@@ -94,12 +94,8 @@ class Pieces:
 
     __slots__ = ("pieces", "size")
 
-    def __init__(self, pieces: list[tuple[list, int, int, tuple[int, int]]], size: int | None = None) -> None:
-        """``pieces`` as they are where ``size`` is given (none empty: a cut of a list's pieces, or one piece), else
-        joined (``_joined``)."""
-        if size is None:
-            pieces = _joined([p for p in pieces if p[2] > p[1]])
-            size = sum(p[2] - p[1] for p in pieces)
+    def __init__(self, pieces: list[tuple[list, int, int, tuple[int, int]]], size: int) -> None:
+        """``pieces`` (none empty) holding ``size`` items, as they are (``__add__`` joins them)."""
         self.pieces, self.size = pieces, size
 
     @classmethod
