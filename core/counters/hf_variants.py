@@ -39,8 +39,9 @@ from ..errors import TemplateRefused
 from ..repeats import call_text_moves, carries
 from .base import ID_FIELDS
 from .hf_pieces import piece_bounds
-from .hf_splices import Splices, Unsure, _general, _specific, _spellings
+from .hf_splices import STRICT_CHARS, Splices, Unsure, _general, _specific, _spellings
 from .template_probes import takes_for_no_question
+from .text_index import Occurrences
 
 SAMPLES_PER_GROUP = 3
 MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
@@ -77,6 +78,7 @@ class HFVariants(Splices):
             raise Unsure("the generation prompt does not start where the tokenizer splits")
         self.prompt_tokens = total - through
         self._prefixes: dict[int, str | None] = {}  # renders of prefixes, by their length
+        self._index: Occurrences | None = None
         self.turn_start = []  # the last user message at or before each message (0 when none)
         for k, x in enumerate(self.m):
             self.turn_start.append(k if x.role == "user" else (self.turn_start[-1] if k else 0))
@@ -222,11 +224,23 @@ class HFVariants(Splices):
         after a message not located, the first place found may be an earlier message's that reads the same."""
         places = set()
         for content in spellings:
-            start = self._find(opening + content, cursor, strict)
+            text = opening + content
+            if not strict or len(text) >= STRICT_CHARS:  # (found alike by ``_find``)
+                indexed = self._occurrences().places(text, cursor, 2)
+                if indexed is not None:
+                    places.update(indexed)
+                    continue
+            start = self._find(text, cursor, strict)
             while start >= 0 and len(places) < 2:
                 places.add(start)
-                start = self._find(opening + content, start + 1, strict)
+                start = self._find(text, start + 1, strict)
         return len(places) == 1
+
+    def _occurrences(self) -> Occurrences:
+        """An index of the whole render (built on first use)."""
+        if self._index is None:
+            self._index = Occurrences(self.whole)
+        return self._index
 
     def _judge(self, key: tuple) -> str:
         """``stable``, ``windowed`` or ``whole`` for one group, from its sampled cuts (the first counted whole)."""

@@ -1,0 +1,65 @@
+"""Where a text is written in one long text, from every place on, without scanning to its end each time.
+
+The variant counts ask, for message after message, whether its text is written at one place only from a cursor
+on (``hf_variants._only_place``). A scan with ``str.find`` that finds one place must go on to the end to know
+there is no second: once per message, a quadratic over a long request (1.8 s of ``find`` at 2,000 tool-call
+turns). ``Occurrences`` samples the long text every ``STEP`` characters and files each sample under the ``KEY``
+characters written from there. A place ``p`` where a needle of at least ``STEP + KEY - 1`` characters is written
+holds a sample at ``p + j`` for ``j = -p mod STEP``, whose key is ``needle[j:j + KEY]``: looking up that key for
+each ``j`` below ``STEP`` gives every such place, each confirmed by comparing the needle there. A needle too short
+for that, or whose keys are written too often, is left to the caller's scan (``None``)."""
+from __future__ import annotations
+
+from bisect import bisect_left
+
+STEP = 16  # a sample every STEP characters
+KEY = 16  # each filed under the KEY characters from there
+MOST_CANDIDATES = 64  # samples looked at for one needle before it is left to a scan
+TRIES = 4  # keys of one residue looked up (the one filed least often is taken)
+
+
+class Occurrences:
+    def __init__(self, text: str):
+        self.text = text
+        index: dict[str, int | list[int]] = {}  # (a key filed once holds its place itself: no list for the
+        # collector to walk)
+        get = index.get
+        for i in range(0, len(text) - KEY + 1, STEP):
+            key = text[i:i + KEY]
+            filed = get(key)
+            if filed is None:
+                index[key] = i
+            elif isinstance(filed, int):
+                index[key] = [filed, i]
+            else:
+                filed.append(i)
+        self._index = index
+
+    def places(self, needle: str, start: int, most: int) -> list[int] | None:
+        """The first ``most`` places at or after ``start`` where ``needle`` is written, in order (fewer where it is
+        written fewer times); ``None`` where the index cannot tell (the caller scans)."""
+        n = len(needle)
+        if n < STEP + KEY - 1:
+            return None
+        index, text, budget, found = self._index, self.text, MOST_CANDIDATES, []
+        for j in range(STEP):  # the places p with p + j a sample (p = -j mod STEP)
+            best = None
+            for shift in range(j, min(n - KEY, j + STEP * (TRIES - 1)) + 1, STEP):  # any sample inside will do
+                filed = index.get(needle[shift:shift + KEY])
+                if filed is None:
+                    best = None, shift
+                    break
+                if isinstance(filed, int):
+                    filed = (filed,)
+                if best is None or len(filed) < len(best[0]):
+                    best = filed, shift
+            filed, shift = best
+            if not filed:
+                continue
+            first = bisect_left(filed, start + shift)
+            if len(filed) - first > budget:
+                return None
+            budget -= len(filed) - first
+            found += [p for i in filed[first:] for p in [i - shift] if text.startswith(needle, p)]
+        found.sort()
+        return found[:most]
