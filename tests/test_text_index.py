@@ -29,13 +29,14 @@ def check(text: str, needle: str, start: int, most: int = 3) -> bool:
 def test_places_are_the_scans(data):
     """Texts of few letters (so needles repeat, overlap and nearly match), needles cut from them or made up."""
     alphabet = data.draw(st.sampled_from(["ab", "abc", "ab \n", "abcdefgh"]))
-    text = data.draw(st.text(alphabet=alphabet, min_size=0, max_size=400))
+    text = data.draw(st.text(alphabet=alphabet, min_size=data.draw(st.sampled_from([0, 60, 200])), max_size=400))
+    start = data.draw(st.integers(0, len(text) + 2))
     if text and data.draw(st.booleans()):
         a = data.draw(st.integers(0, len(text) - 1))
-        needle = text[a:a + data.draw(st.integers(1, 80))]
+        needle = text[a:a + data.draw(st.integers(1, 80))] if data.draw(st.booleans()) else text[a:a + STEP + KEY - 1]
+        start = data.draw(st.sampled_from([a, a + 1, max(a - 1, 0), start]))  # (a place at the cursor itself)
     else:
         needle = data.draw(st.text(alphabet=alphabet, min_size=1, max_size=60))
-    start = data.draw(st.integers(0, len(text) + 2))
     check(text, needle, start, data.draw(st.integers(1, 4)))
 
 
@@ -54,6 +55,7 @@ def test_long_render_answers_without_a_scan():
     index = Occurrences(whole)
     for place, t in zip(at, texts):
         assert index.places(t, place - 5, 2) == scanned(whole, t, place - 5, 2)
+        assert index.places(t, place, 1) == [place] if len(t) >= STEP + KEY - 1 else True
         assert index.places(t, place + 1, 2) == scanned(whole, t, place + 1, 2)
     answered = sum(index.places(t, 0, 2) is not None for t in texts)
     assert answered == sum(len(t) >= STEP + KEY - 1 for t in texts) > 400

@@ -78,7 +78,8 @@ class HFVariants(Splices):
             raise Unsure("the generation prompt does not start where the tokenizer splits")
         self.prompt_tokens = total - through
         self._prefixes: dict[int, str | None] = {}  # renders of prefixes, by their length
-        self._index: Occurrences | None = None
+        self._index: Occurrences | None = None  # (``_places``: made once scans have cost as much)
+        self._scanned = 0
         self.turn_start = []  # the last user message at or before each message (0 when none)
         for k, x in enumerate(self.m):
             self.turn_start.append(k if x.role == "user" else (self.turn_start[-1] if k else 0))
@@ -225,22 +226,17 @@ class HFVariants(Splices):
         places = set()
         for content in spellings:
             text = opening + content
-            if not strict or len(text) >= STRICT_CHARS:  # (found alike by ``_find``)
-                indexed = self._occurrences().places(text, cursor, 2)
+            if not strict or len(text) >= STRICT_CHARS:  # (where ``_find`` is a plain ``str.find``)
+                indexed = self._places(text, cursor, 2)
                 if indexed is not None:
                     places.update(indexed)
                     continue
+            self._scanned += len(self.whole) - cursor
             start = self._find(text, cursor, strict)
             while start >= 0 and len(places) < 2:
                 places.add(start)
                 start = self._find(text, start + 1, strict)
         return len(places) == 1
-
-    def _occurrences(self) -> Occurrences:
-        """An index of the whole render (built on first use)."""
-        if self._index is None:
-            self._index = Occurrences(self.whole)
-        return self._index
 
     def _judge(self, key: tuple) -> str:
         """``stable``, ``windowed`` or ``whole`` for one group, from its sampled cuts (the first counted whole)."""

@@ -36,8 +36,9 @@ class Occurrences:
         self._index = index
 
     def places(self, needle: str, start: int, most: int) -> list[int] | None:
-        """The first ``most`` places at or after ``start`` where ``needle`` is written, in order (fewer where it is
-        written fewer times); ``None`` where the index cannot tell (the caller scans)."""
+        """The first ``most`` places at or after ``start`` (at least 0: not counted from the end, as ``str.find``
+        counts a negative one) where ``needle`` is written, in order (fewer where it is written fewer times);
+        ``None`` where the index cannot tell (the caller scans)."""
         n = len(needle)
         if n < STEP + KEY - 1:
             return None
