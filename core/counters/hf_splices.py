@@ -149,10 +149,10 @@ class Splices:
 
 
     def _first(self, text: str, cursor: int) -> int:
-        """``self.whole.find(text, cursor)`` (``cursor`` at least 0, as every caller has it): looked for near the cursor first, where a message's text is written, then
-        in the render's index where there is one (``_places``), so a text the render does not hold (a reply whose
-        reasoning the template leaves out, Qwen3) is not looked for to the end of a long render message after
-        message."""
+        """``self.whole.find(text, cursor)`` (``cursor`` at least 0, as every caller has it): looked for near the
+        cursor first, where a message's text is written, then in the render's index where there is one
+        (``_places``), so a text the render does not hold (a reply whose reasoning the template leaves out, Qwen3) is
+        not looked for to the end of a long render message after message."""
         whole, end = self.whole, cursor + NEAR + len(text)
         start = whole.find(text, cursor, end)
         if start >= 0 or end >= len(whole):
