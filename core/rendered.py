@@ -14,6 +14,7 @@ import json
 from typing import Sequence
 
 from .contracts import ChatMessage, ToolDefinition
+from .text_index import Finder
 from .counting import TokenCounter
 from .errors import CounterError
 from .result import NOT_SENT, AssemblyResult, TraceEntry
@@ -44,6 +45,8 @@ class _InOrder:
 
     def __init__(self, rendered: str) -> None:
         self.rendered, self.at = rendered, 0
+        self.finder = Finder(rendered)  # (``rendered.find``: a text not in it, as a reply whose reasoning the template
+        # leaves out, is looked for in its index once scans to its end have cost as much, not scanned for each time)
 
     def __call__(self, text: str) -> bool:
         """Whether any of ``_spellings(text)`` is anywhere in the text. The cursor decides only where each is looked for
@@ -63,22 +66,22 @@ class _InOrder:
         """``rendered.find(text, at)``. A long text is looked for by its head first, then checked whole where the head
         is: the first place the head is at that the whole text starts at is the first place of the whole text (an
         earlier one would start with the head too), and looking for a short head costs no table of the long text."""
-        rendered = self.rendered
+        rendered, find = self.rendered, self.finder.find
         if len(text) <= _HEAD:
-            return rendered.find(text, at)
+            return find(text, at)
         head = text[:_HEAD]
-        found = rendered.find(head, at)
+        found = find(head, at)
         for _ in range(4):  # a head found again and again (a text of one repeated word): the whole text's own find
             if found < 0 or rendered.startswith(text, found):
                 return found
-            found = rendered.find(head, found + 1)
+            found = find(head, found + 1)
         return rendered.find(text, found) if found >= 0 else -1
 
     def contains(self, *spellings: str) -> bool:
         """Whether any of ``spellings`` is in the text (``s in rendered``), looked for from the cursor first."""
         for start in (self.at, 0):
             for s in spellings:
-                found = self.rendered.find(s, start)
+                found = self.finder.find(s, start)
                 if found >= 0:
                     self.at = found
                     return True

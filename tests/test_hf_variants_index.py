@@ -1,4 +1,4 @@
-"""The hf variant counts locate message boundaries alike with the render's index (``core.counters.text_index``, made
+"""The hf variant counts locate message boundaries alike with the render's index (``core.text_index``, made
 once scans have cost as much) and without it: long requests on real tokenizers whose texts are looked for where the
 render does not hold them (Qwen3 leaves out the reasoning of earlier replies) and after messages with no text (a
 reply of tool calls only), each located once with the index from the start and once with none."""
@@ -10,7 +10,7 @@ import pytest
 from real_hf import real
 
 from core.contracts import ChatMessage, ToolCall, ToolDefinition
-from core.counters import hf_splices
+from core import text_index
 
 WORDS = ("budget token window release quota cache tool search index answer rollback deploy disk node é 字 "
          "42 {} ok?").split()
@@ -44,7 +44,7 @@ def request(turns: int, seed: int) -> list[ChatMessage]:
 
 
 def made(counter, messages, tools, total, monkeypatch, index_after):
-    monkeypatch.setattr(hf_splices, "INDEX_AFTER", index_after)
+    monkeypatch.setattr(text_index, "INDEX_AFTER", index_after)
     return counter.variant_counts(messages, tools, total)
 
 
@@ -57,7 +57,7 @@ def test_boundaries_are_located_alike_with_the_index_and_without(name, seed, mon
     scanned = made(counter, messages, tools, total, monkeypatch, float("inf"))
     indexed = made(counter, messages, tools, total, monkeypatch, 0)
     assert scanned is not None and indexed is not None
-    assert indexed._index is not None and scanned._index is None  # (the index asked, in one; never made, in the other)
+    assert indexed._finder._index is not None and scanned._finder._index is None  # (the index asked, in one; never made, in the other)
     assert len(scanned.cut) >= 150 and len(scanned.seam_cut) >= 150
     assert (indexed.cut, indexed.seam_cut, indexed.mode, indexed.opening) == \
         (scanned.cut, scanned.seam_cut, scanned.mode, scanned.opening)

@@ -1,11 +1,11 @@
-"""core.counters.text_index: the places an index of a long text gives are every place a scan finds, in order."""
+"""core.text_index: the places an index of a long text gives are every place a scan finds, in order."""
 from __future__ import annotations
 
 import random
 
 from hypothesis import given, settings, strategies as st
 
-from core.counters.text_index import KEY, STEP, Occurrences
+from core.text_index import KEY, STEP, Occurrences
 
 
 def scanned(text: str, needle: str, start: int, most: int) -> list[int]:
@@ -66,3 +66,63 @@ def test_short_and_common_needles_are_left_to_the_scan():
     assert Occurrences(text).places("abc", 0, 2) is None  # shorter than the index's reach
     assert Occurrences(text).places("abc " * 10, 0, 2) is None  # its keys are filed too often
     assert Occurrences("").places("x" * 40, 0, 2) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_finder_finds_as_str_find(data):
+    """``Finder.find`` is ``str.find`` for any needle and start (negative, past the end, an empty needle), whether it
+    looks near the start, in the index or by a scan: ``NEAR`` shrunk so every path is taken on short texts."""
+    from core import text_index
+
+    alphabet = data.draw(st.sampled_from(["ab", "abc", "ab \n", "abcdefgh"]))
+    text = data.draw(st.text(alphabet=alphabet, min_size=data.draw(st.sampled_from([0, 60, 200])), max_size=400))
+    near, index_after = data.draw(st.sampled_from([0, 1, 7, 64])), data.draw(st.sampled_from([0, 1, 10 ** 9]))
+    finder = text_index.Finder(text)
+    old = text_index.NEAR, text_index.INDEX_AFTER
+    text_index.NEAR, text_index.INDEX_AFTER = near, index_after
+    try:
+        for _ in range(4):
+            if text and data.draw(st.booleans()):
+                a = data.draw(st.integers(0, len(text) - 1))
+                needle = text[a:a + data.draw(st.integers(0, 60))]
+                start = data.draw(st.sampled_from([a, a + 1, max(a - 1, 0), -a, len(text), len(text) + 3]))
+            else:
+                needle = data.draw(st.text(alphabet=alphabet, min_size=0, max_size=50))
+                start = data.draw(st.integers(-5, len(text) + 2))
+            assert finder.find(needle, start) == text.find(needle, start), (needle, start)
+    finally:
+        text_index.NEAR, text_index.INDEX_AFTER = old
+
+
+def test_what_a_long_render_leaves_out_is_found_alike_with_its_index(monkeypatch):
+    """``core.rendered.missing_messages`` over a long render that leaves out the reasoning of most replies (as Qwen3
+    writes earlier replies): the same answer with the render indexed from the start, never, and by ``_present``."""
+    from core import text_index
+    from core.contracts import ChatMessage
+    from core.rendered import _present, missing_messages
+
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(300)]
+
+    def said(n: int) -> str:
+        return " ".join(rng.choice(words) for _ in range(n))
+
+    messages, parts = [], []
+    for t in range(400):
+        question = said(rng.randint(4, 20))
+        answer = said(rng.randint(6, 30))
+        reasoning = f"<think>\n{said(12)}\n</think>\n\n" if t % 3 else ""
+        messages += [ChatMessage(role="user", content=question), ChatMessage(role="assistant", content=reasoning + answer)]
+        parts += [f"<|im_start|>user\n{question}<|im_end|>\n",
+                  f"<|im_start|>assistant\n{reasoning if t % 7 == 0 else ''}{answer}<|im_end|>\n"]
+    system = ChatMessage(role="system", content="Answer from the tools only. " + said(20))
+    messages.insert(0, system)  # written last, as Mistral Nemo writes it, far from where the search starts
+    parts.insert(-1, f"{system.content}\n\n")
+    rendered = "".join(parts)
+    answers = []
+    for index_after in (0, float("inf")):
+        monkeypatch.setattr(text_index, "INDEX_AFTER", index_after)
+        answers.append(missing_messages(messages, [], rendered))
+    expected = {i for i, m in enumerate(messages) if not _present(rendered, m.content)}
+    assert answers[0] == answers[1] and set(answers[0]) == expected and len(expected) > 200 and 0 not in expected

@@ -4,14 +4,10 @@ variant so and the tokenizer splits before an added token at both ends (a mixin 
 from __future__ import annotations
 
 from ..errors import TemplateRefused
-from .text_index import Occurrences
 
 MAX_SPLICE_RENDERS = 24  # variants rendered to learn how boundaries are written, per request
 SPLICE_SAMPLES = 2  # variants of each pair of boundary kinds rendered before the rest are trusted
 STRICT_CHARS = 16  # a message text shorter than this is located only where an added token follows it
-NEAR = 4096  # characters after the cursor a text is looked for in before the render's index is asked
-INDEX_AFTER = 64  # the render's length scanned, this many times over, before it is indexed (making the index costs
-# about as much: ``text_index``)
 
 
 class Unsure(Exception):
@@ -20,7 +16,7 @@ class Unsure(Exception):
 
 class Splices:
     """The slice-left-out counts of ``HFVariants`` (its state: ``seam_cut``, ``seam_opening``, ``seam_closing``,
-    ``_splices``, ``_splice_checked``, ``_renders``, ``_index``, ``_scanned``, set there)."""
+    ``_splices``, ``_splice_checked``, ``_renders``, ``_finder``, set there)."""
 
     def _spliced(self, start: int, end: int) -> int | None:
         """``messages[:start] + messages[end:]`` where both boundaries are located and fall where the tokenizer
@@ -149,29 +145,10 @@ class Splices:
 
 
     def _first(self, text: str, cursor: int) -> int:
-        """``self.whole.find(text, cursor)`` (``cursor`` at least 0, as every caller has it): looked for near the
-        cursor first, where a message's text is written, then in the render's index where there is one
-        (``_places``), so a text the render does not hold (a reply whose reasoning the template leaves out, Qwen3) is
-        not looked for to the end of a long render message after message."""
-        whole, end = self.whole, cursor + NEAR + len(text)
-        start = whole.find(text, cursor, end)
-        if start >= 0 or end >= len(whole):
-            return start
-        places = self._places(text, cursor, 1)
-        if places is None:
-            self._scanned += len(whole) - cursor
-            return whole.find(text, cursor)
-        return places[0] if places else -1
-
-    def _places(self, text: str, cursor: int, most: int) -> list[int] | None:
-        """``Occurrences.places`` in the whole render, once scans to its end have cost about what its index costs to
-        make (``INDEX_AFTER`` renders' length scanned: a short render, or one whose texts are all found near the
-        cursor, is never indexed); ``None`` where the caller scans."""
-        if self._index is None:
-            if self._scanned < INDEX_AFTER * len(self.whole):
-                return None
-            self._index = Occurrences(self.whole)
-        return self._index.places(text, cursor, most)
+        """``self.whole.find(text, cursor)``, from the render's ``Finder`` (a text the render does not hold, a reply
+        whose reasoning the template leaves out, is not scanned for to the end of a long render message after
+        message)."""
+        return self._finder.find(text, cursor)
 
 
 def _common_prefix(a: str, b: str) -> int:

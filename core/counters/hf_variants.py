@@ -41,7 +41,7 @@ from .base import ID_FIELDS
 from .hf_pieces import piece_bounds
 from .hf_splices import STRICT_CHARS, Splices, Unsure, _general, _specific, _spellings
 from .template_probes import takes_for_no_question
-from .text_index import Occurrences
+from ..text_index import Finder
 
 SAMPLES_PER_GROUP = 3
 MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
@@ -78,8 +78,7 @@ class HFVariants(Splices):
             raise Unsure("the generation prompt does not start where the tokenizer splits")
         self.prompt_tokens = total - through
         self._prefixes: dict[int, str | None] = {}  # renders of prefixes, by their length
-        self._index: Occurrences | None = None  # (``_places``: made once scans have cost as much)
-        self._scanned = 0
+        self._finder = Finder(whole)  # (``_first``, ``_only_place``: the render's index, made once scans have cost as much)
         self.turn_start = []  # the last user message at or before each message (0 when none)
         for k, x in enumerate(self.m):
             self.turn_start.append(k if x.role == "user" else (self.turn_start[-1] if k else 0))
@@ -227,11 +226,11 @@ class HFVariants(Splices):
         for content in spellings:
             text = opening + content
             if not strict or len(text) >= STRICT_CHARS:  # (where ``_find`` is a plain ``str.find``)
-                indexed = self._places(text, cursor, 2)
+                indexed = self._finder.places(text, cursor, 2)
                 if indexed is not None:
                     places.update(indexed)
                     continue
-            self._scanned += len(self.whole) - cursor
+            self._finder.scanned(len(self.whole) - cursor)
             start = self._find(text, cursor, strict)
             while start >= 0 and len(places) < 2:
                 places.add(start)

@@ -7,7 +7,11 @@ turns). ``Occurrences`` samples the long text every ``STEP`` characters and file
 characters written from there. A place ``p`` where a needle of at least ``STEP + KEY - 1`` characters is written
 holds a sample at ``p + j`` for ``j = -p mod STEP``, whose key is ``needle[j:j + KEY]``: looking up that key for
 each ``j`` below ``STEP`` gives every such place, each confirmed by comparing the needle there. A needle too short
-for that, or whose keys are written too often, is left to the caller's scan (``None``)."""
+for that, or whose keys are written too often, is left to the caller's scan (``None``).
+
+``Finder`` is ``str.find`` over one long text for many needles, built on it: each needle is looked for near where
+it is asked from first, then in the index, which is made only once scans to the text's end have cost about what
+making it costs."""
 from __future__ import annotations
 
 from bisect import bisect_left
@@ -16,6 +20,9 @@ STEP = 16  # a sample every STEP characters
 KEY = 16  # each filed under the KEY characters from there
 MOST_CANDIDATES = 64  # samples looked at for one needle before it is left to a scan
 TRIES = 4  # keys of one residue looked up (the one filed least often is taken)
+NEAR = 4096  # characters after the start a needle is looked for in before the index is asked (``Finder``)
+INDEX_AFTER = 64  # the text's length scanned, this many times over, before it is indexed (``Finder``: making the
+# index costs about as much)
 
 
 class Occurrences:
@@ -64,3 +71,44 @@ class Occurrences:
             found += [p for i in filed[first:] for p in [i - shift] if text.startswith(needle, p)]
         found.sort()
         return found[:most]
+
+
+class Finder:
+    """``text.find(needle, start)`` for many needles in one long text, the same answer for every input: a needle is
+    looked for in the ``NEAR`` characters after ``start`` first (where the text being located usually is), then in
+    the text's ``Occurrences``, made once scans to the text's end have cost ``INDEX_AFTER`` times its length (a short
+    text, or one whose needles are all found near, is never indexed), else scanned for. A text looked for message
+    after message where it is not written (a reply whose reasoning the template leaves out) is then not scanned for
+    to the end of a long render each time."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._index: Occurrences | None = None
+        self._scanned = 0
+
+    def find(self, needle: str, start: int = 0) -> int:
+        text = self.text
+        if start < 0:  # (counted from the end, as ``str.find`` counts it)
+            return text.find(needle, start)
+        end = start + NEAR + len(needle)
+        found = text.find(needle, start, end)
+        if found >= 0 or end >= len(text):
+            return found
+        places = self.places(needle, start, 1)
+        if places is None:
+            self.scanned(len(text) - start)
+            return text.find(needle, start)
+        return places[0] if places else -1
+
+    def places(self, needle: str, start: int, most: int) -> list[int] | None:
+        """``Occurrences.places`` in the text once it is indexed; ``None`` (the caller scans) before, or where the index
+        cannot tell."""
+        if self._index is None:
+            if self._scanned < INDEX_AFTER * len(self.text):
+                return None
+            self._index = Occurrences(self.text)
+        return self._index.places(needle, start, most)
+
+    def scanned(self, chars: int) -> None:
+        """A scan of ``chars`` characters the caller made (it brings the index nearer)."""
+        self._scanned += chars
