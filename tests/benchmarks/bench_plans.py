@@ -34,6 +34,7 @@ from .bench_shapes import _history, hf_spec
 from .workload import large_request, sentence, text_of
 
 STRATEGIES = ("drop-oldest", "pin-and-fold", "newest-turns", "summarise-span")
+SHAPES = ("plain", "newline", "tool calls", "single", "reasoning")  # history shapes (``shape_plan``)
 
 
 class FixedSummariser:
@@ -84,10 +85,11 @@ def long_section_plan(entries: int, compaction: str, *, seed: int = 3) -> tuple[
 
 def shape_plan(shape: str, turns: int, compaction: str) -> tuple[ContextPlan, dict, list]:
     """A history of bench_shapes' ``shape`` (plain turns, turns ending in a newline, turns with tool calls,
-    single-message turns) in one section under ``compaction``, between a pinned system message and a
+    single-message turns, replies that keep their reasoning) in one section under ``compaction``, between a pinned system message and a
     pinned question, with one tool; the budget about an eighth of the history's characters (a third of
     that for single-message turns, as bench_shapes has it), so the strategy evicts part of it."""
-    kind = {"plain": {}, "newline": {"newline": True}, "tool calls": {"tools": True}, "single": {"single": True}}[shape]
+    kind = {"plain": {}, "newline": {"newline": True}, "tool calls": {"tools": True}, "single": {"single": True},
+            "reasoning": {"reasoning": True}}[shape]
     history = _history(turns, random.Random(5), **kind)
     roomy = sum(len(m["content"] or "") for m in _history(turns, random.Random(5))) // 8
     request = parse_request(large_request(0, 0, 1, context_limit=roomy // 3 if shape == "single" else roomy))
@@ -191,7 +193,7 @@ def bench_cases(spec: str, quick: bool, repeats: int, reference_limit: float, st
         report(f"seed-002 plan, {compaction}", spec, plan, sections, tools, repeats,
                reference_limit=reference_limit, strategies=strategies)
     turns = 100 if quick else 300
-    for shape in ("plain", "newline", "tool calls", "single"):
+    for shape in SHAPES:
         for compaction in STRATEGIES:
             plan, sections, tools = shape_plan(shape, turns, compaction)
             report(f"{turns} {shape} turns, {compaction}", spec, plan, sections, tools, repeats,
@@ -207,7 +209,7 @@ def bench_turn_scaling(spec: str, quick: bool, repeats: int, reference_limit: fl
           "(target within 25%)")
     print(HEADER, flush=True)
     summary = []
-    for shape in ("plain", "newline", "tool calls", "single"):
+    for shape in SHAPES:
         for compaction in STRATEGIES:
             ratios = []
             for turns in sizes:

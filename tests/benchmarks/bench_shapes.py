@@ -40,7 +40,7 @@ EDGES = ("", " ", "  ", "\n", "\n\n", " \n", "\t")
 
 
 def _history(turns: int, rng: random.Random, *, newline=False, tools=False, single=False, spaces=False,
-             doubled=False) -> list[dict]:
+             doubled=False, reasoning=False) -> list[dict]:
     out = []
     for t in range(turns):
         end = "\n" if newline else ""
@@ -57,7 +57,10 @@ def _history(turns: int, rng: random.Random, *, newline=False, tools=False, sing
             out.append({"role": "assistant", "content": None,
                         "tool_calls": [{"id": call, "name": "tool_0", "arguments": {"arg0": text_of(rng, 4)}}]})
             out.append({"role": "tool", "tool_call_id": call, "content": text_of(rng, rng.randint(10, 40))})
-        out.append({"role": "assistant", "content": text_of(rng, rng.randint(10, 90)) + end})
+        reply = text_of(rng, rng.randint(10, 90)) + end
+        if reasoning:  # a reply that keeps its reasoning (Qwen3 and DeepSeek-R1 leave it out of earlier replies)
+            reply = f"<think>\n{text_of(rng, rng.randint(10, 30))}\n</think>\n\n" + reply
+        out.append({"role": "assistant", "content": reply})
     return out
 
 
