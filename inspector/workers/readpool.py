@@ -33,8 +33,8 @@ WARM_SECONDS = 120.0  # the longest ``warm_pool`` waits for every worker to answ
 
 
 def worker_count() -> int:
-    """One worker a core (the GUI thread mostly waits: rows are read beside it). At the window's own
-    priority: a lower one starved them on a loaded machine without shortening the GUI thread's gaps."""
+    """One worker a core (the GUI thread mostly waits: rows are read beside it), each at a lower priority than
+    the window's (``reading.lower_priority``: the GUI thread gets a core first on a busy machine)."""
     return max(1, os.cpu_count() or 1)
 
 
