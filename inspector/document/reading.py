@@ -23,7 +23,7 @@ log = logging.getLogger("inspector")
 
 _counter: core.TokenCounter | None = None
 _counter_error: str | None = None
-WORKER_NICE = 10  # how much lower than the window's a worker process's priority is (``lower_priority``)
+WORKER_NICE = 5  # how much lower than the window's a worker process's priority is (``lower_priority``)
 
 
 def start_worker(spec: str) -> None:
@@ -43,10 +43,12 @@ def start_worker(spec: str) -> None:
 
 def lower_priority() -> None:
     """This worker's priority lowered by ``WORKER_NICE`` (``os.nice``), where the system allows it: rows are read
-    and replays run in the background, and where another program keeps a core busy, the window's own threads
-    then get a core first. On two cores beside a CPU-burning process, the GUI thread's longest wait while a
-    10,000-row file loaded was 57-75 ms in four runs with it, 62-150 ms (three of five over 100 ms) without;
-    the rows were read in about the same time (session 22, ``bench_inspector``'s window)."""
+    and replays run in the background, and where other programs keep the cores busy, the window's own threads get
+    one sooner. On two cores, the GUI thread's longest wait while a 10,000-row file loaded (session 22,
+    ``bench_inspector``'s window, runs in turn): beside one CPU-burning process 65-98 ms at +5, 57-75 at +10,
+    62-150 at the window's own priority, rows read in about the same time; beside two, 105-107 ms at +5 (rows
+    read in 6.0-8.3 s), 80-103 at +10 (19-27 s, and the list itself later: its index is made partly in the
+    workers), 137-180 at the window's (3.4-4.0 s). +5 shortens the waits without starving the workers."""
     try:
         os.nice(WORKER_NICE)
     except (AttributeError, OSError):  # no os.nice (Windows), or not allowed: the window's own priority
