@@ -14,10 +14,10 @@ import json
 from typing import Sequence
 
 from .contracts import ChatMessage, ToolDefinition
-from .text_index import Finder
 from .counting import TokenCounter
 from .errors import CounterError
 from .result import NOT_SENT, AssemblyResult, TraceEntry
+from .text_index import Finder
 
 NOT_RENDERED = "not rendered"
 

@@ -143,7 +143,6 @@ class Splices:
                 return -1
         return start
 
-
     def _first(self, text: str, cursor: int) -> int:
         """``self.whole.find(text, cursor)``, from the render's ``Finder`` (a text the render does not hold, a reply
         whose reasoning the template leaves out, is not scanned for to the end of a long render message after

@@ -37,11 +37,11 @@ from typing import Sequence
 from ..contracts import ChatMessage, ToolDefinition
 from ..errors import TemplateRefused
 from ..repeats import call_text_moves, carries
+from ..text_index import Finder
 from .base import ID_FIELDS
 from .hf_pieces import piece_bounds
 from .hf_splices import STRICT_CHARS, Splices, Unsure, _general, _specific, _spellings
 from .template_probes import takes_for_no_question
-from ..text_index import Finder
 
 SAMPLES_PER_GROUP = 3
 MAX_GROUPS = 32  # beyond this many groups, the rest are counted whole (each group costs renders and a count)
@@ -78,7 +78,7 @@ class HFVariants(Splices):
             raise Unsure("the generation prompt does not start where the tokenizer splits")
         self.prompt_tokens = total - through
         self._prefixes: dict[int, str | None] = {}  # renders of prefixes, by their length
-        self._finder = Finder(whole)  # (``_first``, ``_only_place``: the render's index, made once scans have cost as much)
+        self._finder = Finder(whole)  # (``_first``, ``_only_place``: the render indexed once scans cost as much)
         self.turn_start = []  # the last user message at or before each message (0 when none)
         for k, x in enumerate(self.m):
             self.turn_start.append(k if x.role == "user" else (self.turn_start[-1] if k else 0))
