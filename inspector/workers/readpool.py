@@ -21,7 +21,7 @@ from typing import Any, Callable
 import core
 
 from ..document import Row
-from ..document.reading import read_rows, start_worker, worker_ready
+from ..document.reading import read_rows, start_pool_worker, worker_ready
 from .counters import CounterCache
 
 log = logging.getLogger("inspector")
@@ -46,7 +46,7 @@ class ReadPool:
         self.broken = False  # a job found the pool broken (said once: ``JsonlReading._pool_stopped``)
         self.closed = False  # shut down (the window closing, or the pool given up): its jobs fail, nothing to say
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=start_worker, initargs=(spec,))
+                                             initializer=start_pool_worker, initargs=(spec,))
 
     def submit(self, source: str, summaries: list[core.RowSummary], demo: bool) -> Future:
         return self._executor.submit(read_rows, source, summaries, demo)
