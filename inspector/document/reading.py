@@ -23,12 +23,11 @@ log = logging.getLogger("inspector")
 
 _counter: core.TokenCounter | None = None
 _counter_error: str | None = None
-WORKER_NICE = 5  # how much lower than the window's a worker process's priority is (``lower_priority``)
 
 
 def start_worker(spec: str) -> None:
-    """The counter this worker reads every row with (or why there is none); in a pool's worker process
-    (``start_pool_worker``), it ends itself when the window's process is gone (``exit_with_parent``)."""
+    """The pool's initializer: the counter this worker reads every row with (or why there is none). The
+    worker ends itself when the window's process is gone (``exit_with_parent``)."""
     global _counter, _counter_error
     exit_with_parent()
     try:
@@ -37,29 +36,6 @@ def start_worker(spec: str) -> None:
         _counter, _counter_error = None, str(exc)
     except Exception as exc:  # never a traceback to the person
         _counter, _counter_error = None, f"{type(exc).__name__}: {exc}"
-
-
-def start_pool_worker(spec: str) -> None:
-    """``ReadPool``'s initializer: ``start_worker`` in a worker process, at a lower priority than the window's
-    (``lower_priority``; only there: a process that reads rows itself, as the tests and the benchmark do, keeps its
-    own)."""
-    lower_priority()
-    start_worker(spec)
-
-
-def lower_priority() -> None:
-    """This worker's priority lowered by ``WORKER_NICE`` (``os.nice``), where the system allows it: rows are read
-    and replays run in the background, and where other programs keep the cores busy, the window's own threads get
-    one sooner. On two cores, the GUI thread's longest wait while a 10,000-row file loaded (session 22,
-    ``bench_inspector``'s window, runs in turn, two to five each): beside one CPU-burning process 65-98 ms at +5,
-    57-75 at +10, 62-150 at the window's own priority, rows read in about the same time; beside two, 105-107 ms at
-    +5 (rows read in 6.0-8.3 s), 80-103 at +10 (19-27 s, and the list itself later: its index is made partly in the
-    workers), 137-277 at the window's (3.4-5.3 s). A worker's work then waits longer on a busy machine (a
-    session-5 run at load 5 read 2,000 rows in 30.5 s at +5 against 11.4 s, on the code of then)."""
-    try:
-        os.nice(WORKER_NICE)
-    except (AttributeError, OSError):  # no os.nice (Windows), or not allowed: the window's own priority
-        pass
 
 
 def worker_ready(pause: float) -> int:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import core
 
 from ..document import Row
-from ..document.reading import read_rows, start_pool_worker, worker_ready
+from ..document.reading import read_rows, start_worker, worker_ready
 from .counters import CounterCache
 
 log = logging.getLogger("inspector")
@@ -33,8 +33,8 @@ WARM_SECONDS = 120.0  # the longest ``warm_pool`` waits for every worker to answ
 
 
 def worker_count() -> int:
-    """One worker a core (the GUI thread mostly waits: rows are read beside it), each at a lower priority than
-    the window's (``reading.lower_priority``: the GUI thread gets a core first on a busy machine)."""
+    """One worker a core (the GUI thread mostly waits: rows are read beside it). At the window's own
+    priority: a lower one starved them on a loaded machine without shortening the GUI thread's gaps."""
     return max(1, os.cpu_count() or 1)
 
 
@@ -46,7 +46,7 @@ class ReadPool:
         self.broken = False  # a job found the pool broken (said once: ``JsonlReading._pool_stopped``)
         self.closed = False  # shut down (the window closing, or the pool given up): its jobs fail, nothing to say
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=start_pool_worker, initargs=(spec,))
+                                             initializer=start_worker, initargs=(spec,))
 
     def submit(self, source: str, summaries: list[core.RowSummary], demo: bool) -> Future:
         return self._executor.submit(read_rows, source, summaries, demo)

@@ -66,26 +66,6 @@ def test_reading_with_auto_and_replaying_with_the_embedded_counter_share_one_poo
         readpool.shutdown_read_pools()
 
 
-def test_worker_processes_run_at_a_lower_priority_than_the_window():
-    """Rows are read and replays run in the background: where another program keeps the cores busy, the
-    window's threads get one first (``reading.lower_priority``)."""
-    import os
-
-    from inspector.document.reading import WORKER_NICE
-    from inspector.workers import readpool
-
-    from inspector.document.reading import start_worker
-
-    here = os.nice(0)
-    start_worker(core.DEFAULT_COUNTER)  # (a process that reads rows itself keeps its own priority)
-    assert os.nice(0) == here
-    try:
-        pool = readpool.read_pool(core.DEFAULT_COUNTER)
-        assert pool.submit_call(os.nice, 0).result(timeout=120) == min(here + WORKER_NICE, 19)
-    finally:
-        readpool.shutdown_read_pools()
-
-
 def test_the_app_starts_its_worker_processes_once_its_counter_is_built(qtbot, counter):
     """``MainWindow(warm_workers=True)`` (what the app opens) starts the pool for its counter as soon as the
     counter is built, so the first replay or large file does not wait seconds for processes to start."""
