@@ -96,7 +96,7 @@ class Finder:
             return found
         places = self.places(needle, start, 1)
         if places is None:
-            self.scanned(len(text) - start)
+            self._scanned += len(text) - start
             return text.find(needle, start)
         return places[0] if places else -1
 
@@ -108,7 +108,3 @@ class Finder:
                 return None
             self._index = Occurrences(self.text)
         return self._index.places(needle, start, most)
-
-    def scanned(self, chars: int) -> None:
-        """A scan of ``chars`` characters the caller made (it brings the index nearer)."""
-        self._scanned += chars

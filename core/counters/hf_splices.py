@@ -133,7 +133,7 @@ class Splices:
         """Where ``text`` is first written from ``cursor``; ``strict`` (boundaries for slices left out): a short
         text only where an added token follows it (a message's text ends where the template's closing token
         starts, so a short text is not found inside a role marker)."""
-        start = self._first(text, cursor)
+        start = self._finder.find(text, cursor)  # (``str.find``, without a scan to the end each time)
         if strict and len(text) < STRICT_CHARS:
             for _ in range(64):
                 if start < 0 or self.whole.startswith(self.added, start + len(text)):
@@ -142,12 +142,6 @@ class Splices:
             else:
                 return -1
         return start
-
-    def _first(self, text: str, cursor: int) -> int:
-        """``self.whole.find(text, cursor)``, from the render's ``Finder`` (a text the render does not hold, a reply
-        whose reasoning the template leaves out, is not scanned for to the end of a long render message after
-        message)."""
-        return self._finder.find(text, cursor)
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -78,7 +78,7 @@ class HFVariants(Splices):
             raise Unsure("the generation prompt does not start where the tokenizer splits")
         self.prompt_tokens = total - through
         self._prefixes: dict[int, str | None] = {}  # renders of prefixes, by their length
-        self._finder = Finder(whole)  # (``_first``, ``_only_place``: the render indexed once scans cost as much)
+        self._finder = Finder(whole)  # (``_find``, ``_only_place``: the render indexed once scans cost as much)
         self.turn_start = []  # the last user message at or before each message (0 when none)
         for k, x in enumerate(self.m):
             self.turn_start.append(k if x.role == "user" else (self.turn_start[-1] if k else 0))
@@ -230,7 +230,6 @@ class HFVariants(Splices):
                 if indexed is not None:
                     places.update(indexed)
                     continue
-            self._finder.scanned(len(self.whole) - cursor)
             start = self._find(text, cursor, strict)
             while start >= 0 and len(places) < 2:
                 places.add(start)
