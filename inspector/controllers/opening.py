@@ -91,12 +91,15 @@ class Opener(QObject):
             self.remove_rows_of(path)
             self._loading[path] = job.generation
         thread = LoadThread(job, w.counter_cache, self)
-        thread.batchReady.connect(self._on_batch)
-        thread.rowsRead.connect(self._on_rows_read)
+        # what the thread gives is taken in turn with the other steps put off (``turns``), a few at a time, in
+        # the order it came (its end after its last rows): a burst of batches that came while the window waited
+        # is not one long burst of the GUI thread
+        thread.batchReady.connect(lambda g, rows: in_a_later_turn(lambda: self._on_batch(g, rows), self))
+        thread.rowsRead.connect(lambda g, pairs: in_a_later_turn(lambda: self._on_rows_read(g, pairs), self))
         thread.progress.connect(self._on_progress)
         thread.problem.connect(self._on_problem)
         thread.counterReady.connect(self._on_job_counter)
-        thread.finished.connect(lambda t=thread: self._on_job_finished(t))
+        thread.finished.connect(lambda t=thread: in_a_later_turn(lambda: self._on_job_finished(t), self))
         self.thread = thread
         self._job_started = time.monotonic()
         w.act_cancel.setEnabled(True)
@@ -162,8 +165,8 @@ class Opener(QObject):
         if any(t.row is row for t in self._read_threads):
             return
         reader = ReadRowThread(row, self.window.counter_cache, self.window.counters.spec, self)
-        reader.rowsRead.connect(self._on_rows_read)
-        reader.finished.connect(lambda r=reader: self._read_finished(r))
+        reader.rowsRead.connect(lambda g, pairs: in_a_later_turn(lambda: self._on_rows_read(g, pairs), self))
+        reader.finished.connect(lambda r=reader: in_a_later_turn(lambda: self._read_finished(r), self))
         self._read_threads.append(reader)
         self.window.status.show_busy(f"Reading {row.label}")
         reader.start()

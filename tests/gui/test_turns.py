@@ -54,3 +54,45 @@ def test_a_step_whose_object_is_deleted_meanwhile_does_not_run(qtbot):
     qtbot.waitUntil(lambda: ran == ["kept"], timeout=5000)
     qtbot.wait(20)
     assert ran == ["kept"]
+
+
+def test_steps_put_off_together_are_taken_a_slice_at_a_time(qtbot):
+    """Ten steps put off at once (as a burst of batches that came while the window waited): each turn takes
+    them until ``SLICE_S`` has passed, so the heartbeat ticks between every step and the one two after it
+    (each step is busy longer than half a slice), and they run in the order they were put off."""
+    from inspector import turns
+
+    ticks = [0]
+    seen: list[tuple[int, int]] = []
+    heartbeat = QTimer()
+    heartbeat.setInterval(1)
+    heartbeat.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
+
+    def step(i: int) -> None:
+        seen.append((i, ticks[0]))
+        _busy(turns.SLICE_S * 0.6)
+
+    heartbeat.start()
+    try:
+        for i in range(10):
+            in_a_later_turn(lambda i=i: step(i))
+        assert turns.pending_steps() == 10
+        qtbot.waitUntil(lambda: len(seen) == 10, timeout=10000)
+    finally:
+        heartbeat.stop()
+    assert [i for i, _ in seen] == list(range(10))
+    assert all(b[1] > a[1] for a, b in zip(seen, seen[2:])), seen
+    assert turns.pending_steps() == 0
+
+
+def test_a_step_that_fails_is_reported_and_the_queue_goes_on(qtbot, monkeypatch):
+    import sys
+
+    reported: list[str] = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, value, trace: reported.append(f"{kind.__name__}: {value}"))
+    ran: list[int] = []
+    in_a_later_turn(lambda: ran.append(1))
+    in_a_later_turn(lambda: 1 / 0)
+    in_a_later_turn(lambda: ran.append(3))
+    qtbot.waitUntil(lambda: ran == [1, 3], timeout=5000)
+    assert reported == ["ZeroDivisionError: division by zero"]
