@@ -228,8 +228,8 @@ class MainWindow(ControllerCalls, QMainWindow):
             self.opener.read_now(row)
         self.replaying.setup(row)
         self._set_selection(*keep_item)
-        if origin in ("read", "opened"):  # the row's content arrived, or a file's first row (no click waits)
-            self.replaying.redraw_in_steps()
+        if origin in ("read", "opened"):  # the row's content arrived, or a file's first row (no click waits): the
+            self.replaying.redraw_in_steps(bar_now=False)  # list's change painted first, then each pane in its turn
         else:
             self.refresh_view()
         has_result = row is not None and row.result is not None

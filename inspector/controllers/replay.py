@@ -134,13 +134,15 @@ class ReplayWiring(QObject):
         w.replay_panel.show_summary(outcome_summary(row.result, outcome.result, outcome.diff))
         self.redraw_in_steps()
 
-    def redraw_in_steps(self) -> None:
-        """The bar now (the slider's answer), the tree and then the detail tabs each in a later turn of the
-        event loop, so the loop (its timers, input, painting) runs between them and no burst is all three;
-        a newer redraw meanwhile starts again (each step draws what is current when it runs)."""
+    def redraw_in_steps(self, *, bar_now: bool = True) -> None:
+        """The bar now (the slider's answer; ``bar_now=False``: in the next turn, as where no hand waits for it),
+        the tree and then the detail tabs each in a later turn of the event loop, so the loop (its timers,
+        input, painting) runs between them and no burst is all three; a newer redraw meanwhile starts again
+        (each step draws what is current when it runs)."""
         w = self.window
-        w.refresh_bar()
-        self._due = [w.refresh_tree, w.refresh_details]
+        if bar_now:
+            w.refresh_bar()
+        self._due = ([] if bar_now else [w.refresh_bar]) + [w.refresh_tree, w.refresh_details]
         self._step_later()
 
     def _step_later(self) -> None:
