@@ -219,6 +219,8 @@ class MainWindow(ControllerCalls, QMainWindow):
         self.requests.step(delta)
 
     def select_row(self, row: Row | None, *, origin: str = "") -> None:
+        if origin not in ("read", "opened"):
+            self.opener.person_selected()
         keep_item = self._selection if origin == "read" else (None, None)
         self._current = row
         self._set_selection(None, None)

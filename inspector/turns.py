@@ -33,34 +33,36 @@ class _Paced:
 
     def __init__(self, app: QCoreApplication) -> None:
         self.app = app
-        self.steps: deque[tuple[Callable[[], object], QObject | None]] = deque()
+        self.steps: deque[tuple[Callable[[], object], QObject | None, int]] = deque()  # (step, context, turn put off)
+        self.turn = 0  # turns begun
         self.timer = QTimer()
         self.timer.setSingleShot(True)
         self.timer.setInterval(LATER_MS)
         self.timer.timeout.connect(self.run)
 
     def add(self, fn: Callable[[], object], context: QObject | None) -> None:
-        self.steps.append((fn, context))
+        self.steps.append((fn, context, self.turn))
         if not self.timer.isActive():
             self.timer.start()
 
     def run(self) -> None:
+        self.turn += 1
+        now = self.turn  # (a step put off during this turn is for a later one)
         end = time.perf_counter() + SLICE_S
-        due = len(self.steps)  # (a step put off by one of these is for a later turn)
-        try:
-            while due and self.steps:
-                due -= 1
-                fn, context = self.steps.popleft()
-                if context is None or isValid(context):  # (not if what it works on was deleted meanwhile)
-                    try:
-                        fn()
-                    except Exception:  # as a slot's: to the application's hook, and the queue goes on
-                        sys.excepthook(*sys.exc_info())
-                if time.perf_counter() >= end:
-                    break
-        finally:
-            if self.steps:
-                self.timer.start()
+        steps = self.steps
+        while steps and steps[0][2] < now:
+            fn, context, _ = steps.popleft()
+            if steps:  # armed before the step: one that runs an event loop of its own (a dialog) lets the rest
+                self.timer.start()  # run in it, as separate timers would
+            if context is None or isValid(context):  # (not if what it works on was deleted meanwhile)
+                try:
+                    fn()
+                except Exception:  # as a slot's: to the application's hook, and the queue goes on
+                    sys.excepthook(*sys.exc_info())
+            if time.perf_counter() >= end:
+                break
+        if steps and not self.timer.isActive():
+            self.timer.start()
 
 
 _paced: _Paced | None = None

@@ -148,6 +148,11 @@ class Opener(QObject):
             return
         self._selecting = (row, origin)
 
+    def person_selected(self) -> None:
+        """A row was selected by the person (or by anything but the rows' arrival): a file's first row or a row
+        read, waiting to be shown, is not shown over it."""
+        self._selecting = None
+
     def _select_now(self) -> None:
         if self._selecting is None:
             return
@@ -159,9 +164,12 @@ class Opener(QObject):
     def read_now(self, row: Row) -> None:
         """The person selected a row not read yet: read it next (or now, if its loading has stopped)."""
         thread = self.thread
-        if thread is not None and row.source in thread.job.paths and not thread.isFinished():
-            thread.prioritise(row)
-            return
+        if thread is not None and row.source in thread.job.paths:
+            if not thread.isFinished():
+                thread.prioritise(row)
+                return
+            if not thread.cancelled and not thread.unread:
+                return  # every row of its job was read: its content waits to be taken (``turns``)
         if any(t.row is row for t in self._read_threads):
             return
         reader = ReadRowThread(row, self.window.counter_cache, self.window.counters.spec, self)
@@ -184,13 +192,13 @@ class Opener(QObject):
     def _on_problem(self, generation: int, level: str, text: str) -> None:
         self.window.report(level, text)
 
-    def _on_job_finished(self, thread: LoadThread) -> None:
+    def _on_job_finished(self, thread: LoadThread, *, judge: bool = True) -> None:
         if thread is not self.thread:
             return  # already handled (a reload waited for it)
         w = self.window
         self.thread = None
         seconds = time.monotonic() - self._job_started
-        opened, failed = self._outcome(thread.job.paths, judge=not thread.cancelled)
+        opened, failed = self._outcome(thread.job.paths, judge=judge and not thread.cancelled)
         self._select_first.difference_update(thread.job.paths)
         if thread.cancelled:
             unread = f", {thread.unread} not read yet (select one to read it)" if thread.unread else ""
@@ -242,9 +250,12 @@ class Opener(QObject):
         self.cancel()
         if self.thread is not None:
             self.thread.wait()
-            self._on_job_finished(self.thread)
+            # its rows may still wait to be taken (``turns``): a file none of whose rows were listed yet is not
+            # judged unreadable here (every open file is read again below)
+            self._on_job_finished(self.thread, judge=False)
         opened = dict(self.open_paths)
         w.imports.remember_for_reload(w.request_model.rows())
+        self._selecting = None  # (a row of the list cleared)
         w.request_model.clear()
         w.select_row(None)
         self.open_paths.clear()
@@ -273,6 +284,8 @@ class Opener(QObject):
 
     def remove_rows_of(self, path: str) -> None:
         w = self.window
+        if self._selecting is not None and self._selecting[0].source == path:
+            self._selecting = None  # its row goes
         if w.current_row is not None and w.current_row.source == path:
             w.select_row(None)
         w.request_model.remove_source(path)

@@ -62,6 +62,7 @@ class JsonlReading:
         def indexed(done: int, total: int) -> None:
             self.progress.emit(gen, done, max(total, 1), f"Indexing {name}: %p%")
 
+        gc.collect(1)  # (the young garbage before this file, while it is little: ``gc.freeze`` below keeps what is left)
         try:
             index = self._index(path, indexed)
         except Exception as exc:

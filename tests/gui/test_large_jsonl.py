@@ -261,37 +261,3 @@ def _every_row_read(window, qtbot, tmp_path):
     assert model.rowCount() == 300 and not any(model.row_at(i).pending for i in range(300))
     return model
 
-
-def test_what_a_load_sent_while_the_window_was_busy_is_taken_over_several_turns(window, qtbot, tmp_path):
-    """The window kept busy (not handling events) until the loading thread has listed and read a whole file: its
-    batches of rows and of rows read then wait, all at once, as they would after a long stall. They are taken a
-    few at a time (``inspector.turns``), the heartbeat ticking between the first and the last, in the order they
-    came: every row read, the first selected, the file said loaded."""
-    path = tmp_path / "many.requests.jsonl"
-    _write_requests(path, 1500)
-    opener = window.opener
-    taken: list[tuple[str, int]] = []
-    ticks = [0]
-    for name in ("_on_batch", "_on_rows_read"):
-        real = getattr(opener, name)
-        setattr(opener, name, lambda *a, real=real, name=name: taken.append((name, ticks[0])) or real(*a))
-    window.open_files([str(path)])
-    thread = opener.thread
-    assert thread is not None
-    assert thread.wait(180000)  # every batch sent; none taken yet
-    assert taken == [] and window.request_model.rowCount() == 0
-    heartbeat = QTimer()
-    heartbeat.setInterval(1)
-    heartbeat.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
-    heartbeat.start()
-    try:
-        qtbot.waitUntil(window.is_idle, timeout=180000)
-    finally:
-        heartbeat.stop()
-    names = [name for name, _ in taken]
-    assert names.count("_on_batch") >= 2 and names.index("_on_rows_read") > names.index("_on_batch")
-    assert taken[-1][1] > taken[0][1]  # the event loop turned between the first and the last
-    model = window.request_model
-    assert model.rowCount() == 1500 and not any(model.row_at(i).pending for i in range(0, 1500, 7))
-    assert window.current_row is model.row_at(0)
-    assert any(text.startswith("Loaded many.requests.jsonl") for _, text in window.messages)

@@ -96,3 +96,50 @@ def test_a_step_that_fails_is_reported_and_the_queue_goes_on(qtbot, monkeypatch)
     in_a_later_turn(lambda: ran.append(3))
     qtbot.waitUntil(lambda: ran == [1, 3], timeout=5000)
     assert reported == ["ZeroDivisionError: division by zero"]
+
+
+def test_a_step_put_off_during_a_turn_waits_for_the_next_and_a_deleted_context_is_skipped_mid_slice(qtbot):
+    """A short step puts off another while the turn still has time left: it runs in a later turn, after the steps
+    already waiting; a step whose object was deleted in the middle of the queue is skipped, the others run."""
+    from PySide6.QtCore import QObject
+
+    ran: list[str] = []
+    gone = QObject()
+
+    def first() -> None:
+        ran.append("first")
+        in_a_later_turn(lambda: ran.append("put off by first"))
+
+    in_a_later_turn(first)
+    in_a_later_turn(lambda: ran.append("gone"), gone)
+    in_a_later_turn(lambda: ran.append("second"))
+    gone.deleteLater()
+    _delete_now()
+    qtbot.waitUntil(lambda: len(ran) == 3, timeout=5000)
+    qtbot.wait(20)
+    assert ran == ["first", "second", "put off by first"]
+
+
+def _delete_now() -> None:
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+def test_a_step_that_runs_an_event_loop_of_its_own_lets_the_others_run_in_it(qtbot):
+    """As separate timers would: a step that opens a dialog (an event loop of its own) does not hold the queue."""
+    from PySide6.QtCore import QEventLoop
+
+    ran: list[str] = []
+
+    def modal() -> None:
+        ran.append("modal start")
+        loop = QEventLoop()
+        QTimer.singleShot(100, loop.quit)
+        loop.exec()
+        ran.append("modal end")
+
+    in_a_later_turn(modal)
+    in_a_later_turn(lambda: ran.append("other"))
+    qtbot.waitUntil(lambda: "modal end" in ran, timeout=5000)
+    assert ran == ["modal start", "other", "modal end"]
