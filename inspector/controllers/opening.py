@@ -96,8 +96,8 @@ class Opener(QObject):
         # is not one long burst of the GUI thread
         thread.batchReady.connect(lambda g, rows: in_a_later_turn(lambda: self._on_batch(g, rows), self))
         thread.rowsRead.connect(lambda g, pairs: in_a_later_turn(lambda: self._on_rows_read(g, pairs), self))
-        thread.progress.connect(self._on_progress)
-        thread.problem.connect(self._on_problem)
+        thread.progress.connect(lambda *a: in_a_later_turn(lambda: self._on_progress(*a), self))  # (in turn with the
+        thread.problem.connect(lambda *a: in_a_later_turn(lambda: self._on_problem(*a), self))  # rows they are about)
         thread.counterReady.connect(self._on_job_counter)
         thread.finished.connect(lambda t=thread: in_a_later_turn(lambda: self._on_job_finished(t), self))
         self.thread = thread
