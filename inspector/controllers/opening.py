@@ -34,6 +34,7 @@ class Opener(QObject):
         self._job_started = 0.0
         self._read_threads: list[ReadRowThread] = []
         self._selecting: tuple[Row, str] | None = None  # a row to select at the next event-loop turn, and why
+        self._select_queued = False  # whether ``_select_now`` is queued (``turns``)
         self._select_first: set[str] = set()  # a file the person opened: its first row is selected on arrival
         self._to_remember: set[str] = set()  # opened by the person: put in Recent once it has been read
 
@@ -142,10 +143,11 @@ class Opener(QObject):
         """``select_row`` at the next event-loop turn, so the list's update and the row's redraw are two
         bursts of the GUI thread, not one. A file's first row replaces a row read waiting to be shown again; a
         row read does not replace a selection already waiting (it shows the row as it is then)."""
-        if self._selecting is None:
-            in_a_later_turn(self._select_now, self)
-        elif origin == "read":
+        if self._selecting is not None and origin == "read":
             return
+        if not self._select_queued:  # (a step dropped by ``person_selected`` may still be queued: it serves)
+            self._select_queued = True
+            in_a_later_turn(self._select_now, self)
         self._selecting = (row, origin)
 
     def person_selected(self) -> None:
@@ -154,12 +156,12 @@ class Opener(QObject):
         self._selecting = None
 
     def _select_now(self) -> None:
-        if self._selecting is None:
-            return
-        (row, origin), self._selecting = self._selecting, None
-        if row.source in self.open_paths and (origin != "read" or row is self.window.current_row):
-            self.window.select_row(row, origin=origin)
-        self.window.hide_busy_if_idle()  # loading may have ended meanwhile
+        self._select_queued = False
+        if self._selecting is not None:
+            (row, origin), self._selecting = self._selecting, None
+            if row.source in self.open_paths and (origin != "read" or row is self.window.current_row):
+                self.window.select_row(row, origin=origin)
+        self.window.hide_busy_if_idle()  # loading may have ended meanwhile (also when the wait was dropped)
 
     def read_now(self, row: Row) -> None:
         """The person selected a row not read yet: read it next (or now, if its loading has stopped)."""
@@ -192,13 +194,15 @@ class Opener(QObject):
     def _on_problem(self, generation: int, level: str, text: str) -> None:
         self.window.report(level, text)
 
-    def _on_job_finished(self, thread: LoadThread, *, judge: bool = True) -> None:
+    def _on_job_finished(self, thread: LoadThread, *, reloading: bool = False) -> None:
+        """The job's end, taken after its rows (``turns``); or at once by a reload, which then neither judges its
+        files (some rows may still wait to be taken; each open file is read again) nor goes on to read or load."""
         if thread is not self.thread:
             return  # already handled (a reload waited for it)
         w = self.window
         self.thread = None
         seconds = time.monotonic() - self._job_started
-        opened, failed = self._outcome(thread.job.paths, judge=judge and not thread.cancelled)
+        opened, failed = self._outcome(thread.job.paths, judge=not reloading and not thread.cancelled)
         self._select_first.difference_update(thread.job.paths)
         if thread.cancelled:
             unread = f", {thread.unread} not read yet (select one to read it)" if thread.unread else ""
@@ -211,6 +215,8 @@ class Opener(QObject):
         thread.deleteLater()
         w.hide_busy_if_idle()
         w.update_status()
+        if reloading:
+            return
         if w.current_row is not None and w.current_row.pending:
             self.read_now(w.current_row)  # selected after the thread stopped taking requests
         self.start_next_job()
@@ -252,10 +258,9 @@ class Opener(QObject):
             self.thread.wait()
             # its rows may still wait to be taken (``turns``): a file none of whose rows were listed yet is not
             # judged unreadable here (every open file is read again below)
-            self._on_job_finished(self.thread, judge=False)
+            self._on_job_finished(self.thread, reloading=True)
         opened = dict(self.open_paths)
         w.imports.remember_for_reload(w.request_model.rows())
-        self._selecting = None  # (a row of the list cleared)
         w.request_model.clear()
         w.select_row(None)
         self.open_paths.clear()

@@ -62,7 +62,8 @@ class JsonlReading:
         def indexed(done: int, total: int) -> None:
             self.progress.emit(gen, done, max(total, 1), f"Indexing {name}: %p%")
 
-        gc.collect(1)  # (the young garbage before this file, while it is little: ``gc.freeze`` below keeps what is left)
+        gc.collect(1)  # the young garbage from before, while it is little (``gc.freeze`` below keeps whatever garbage
+        # is left then: the older generation's, and any made while this file is indexed and listed)
         try:
             index = self._index(path, indexed)
         except Exception as exc:

@@ -96,3 +96,50 @@ def test_reload_while_the_first_row_waits_to_be_shown_shows_a_row_of_the_list(wi
     assert model.rowCount() == 3000
     assert window.current_row is not None
     assert any(model.row_at(i) is window.current_row for i in range(model.rowCount()))
+
+
+def test_a_click_after_the_jobs_end_but_before_its_first_row_is_shown_leaves_nothing_busy(window, qtbot, tmp_path,
+                                                                                         monkeypatch):
+    """One step a turn: the job's end is taken while the file's first row still waits to be shown (so the window is
+    still busy then); the person clicks another row; the wait is dropped, and the busy display goes once it is."""
+    from inspector import turns
+
+    monkeypatch.setattr(turns, "SLICE_S", 0.0)
+    path = tmp_path / "many.requests.jsonl"
+    _write_requests(path, 1500)
+    _open_and_let_it_finish(window, [path])
+    opener = window.opener
+    while opener.thread is not None:  # up to the job's end
+        QApplication.processEvents()
+        time.sleep(0.001)
+    assert opener._selecting is not None and opener.is_busy()
+    window.select_proxy_row(5)
+    clicked = window.current_row
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    qtbot.wait(20)
+    assert window.current_row is clicked
+    assert not window.progress.isVisible() and not window.cancel_button.isVisible()
+    assert not window.act_cancel.isEnabled()
+
+
+def test_a_row_selected_while_its_read_content_waits_is_not_read_again(window, qtbot, tmp_path, monkeypatch):
+    """The job has read every row and ended (its rows read still wait to be taken): a pending row the person selects
+    is not given to a second reader; it is shown read once its content is taken."""
+    from inspector.controllers import opening
+
+    started = []
+    real = opening.ReadRowThread
+    monkeypatch.setattr(opening, "ReadRowThread", lambda row, *a, **k: started.append(row) or real(row, *a, **k))
+    path = tmp_path / "many.requests.jsonl"
+    _write_requests(path, 3000)
+    _open_and_let_it_finish(window, [path])
+    _until_rows_listed(window)
+    while window.request_model.rowCount() < 3000:
+        QApplication.processEvents()
+        time.sleep(0.001)
+    row = window.request_model.row_at(2900)
+    assert row.pending
+    window.select_row(row, origin="list")
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    assert started == []
+    assert window.current_row is row and not row.pending and row.kind == "assembled"

@@ -103,21 +103,27 @@ def test_a_step_put_off_during_a_turn_waits_for_the_next_and_a_deleted_context_i
     already waiting; a step whose object was deleted in the middle of the queue is skipped, the others run."""
     from PySide6.QtCore import QObject
 
-    ran: list[str] = []
+    from inspector import turns
+
+    ran: list[tuple[str, int]] = []  # (step, the turn it ran in)
     gone = QObject()
 
+    def note(name: str) -> None:
+        ran.append((name, turns._paced.turn))
+
     def first() -> None:
-        ran.append("first")
-        in_a_later_turn(lambda: ran.append("put off by first"))
+        note("first")
+        in_a_later_turn(lambda: note("put off by first"))
 
     in_a_later_turn(first)
-    in_a_later_turn(lambda: ran.append("gone"), gone)
-    in_a_later_turn(lambda: ran.append("second"))
+    in_a_later_turn(lambda: note("gone"), gone)
+    in_a_later_turn(lambda: note("second"))
     gone.deleteLater()
     _delete_now()
     qtbot.waitUntil(lambda: len(ran) == 3, timeout=5000)
     qtbot.wait(20)
-    assert ran == ["first", "second", "put off by first"]
+    assert [name for name, _ in ran] == ["first", "second", "put off by first"]
+    assert ran[0][1] == ran[1][1] < ran[2][1]  # the first two in one turn (short steps), the one put off in a later
 
 
 def _delete_now() -> None:
