@@ -219,7 +219,7 @@ class MainWindow(ControllerCalls, QMainWindow):
         self.requests.step(delta)
 
     def select_row(self, row: Row | None, *, origin: str = "") -> None:
-        if origin not in ("read", "opened"):
+        if origin not in ("read", "opened", "closed"):  # (the rows' arrival, or their file's rows gone)
             self.opener.person_selected()
         keep_item = self._selection if origin == "read" else (None, None)
         self._current = row

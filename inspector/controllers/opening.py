@@ -35,6 +35,7 @@ class Opener(QObject):
         self._read_threads: list[ReadRowThread] = []
         self._selecting: tuple[Row, str] | None = None  # a row to select at the next event-loop turn, and why
         self._select_queued = False  # whether ``_select_now`` is queued (``turns``)
+        self._choosing = False  # selecting a row itself (not the person: ``person_selected``)
         self._select_first: set[str] = set()  # a file the person opened: its first row is selected on arrival
         self._to_remember: set[str] = set()  # opened by the person: put in Recent once it has been read
 
@@ -123,7 +124,11 @@ class Opener(QObject):
             self._select_first.discard(first.source)
             self._select_later(first, "opened")
         elif w.current_row is None and self._selecting is None:
-            w.requests.select_first()
+            self._choosing = True  # (the list's first row, chosen here: not a person's selection)
+            try:
+                w.requests.select_first()
+            finally:
+                self._choosing = False
 
     def _on_rows_read(self, _generation: int, pairs: list[tuple[Row, Row]]) -> None:
         """Pending rows were read in the background: each takes its full content in place."""
@@ -151,9 +156,11 @@ class Opener(QObject):
         self._selecting = (row, origin)
 
     def person_selected(self) -> None:
-        """A row was selected by the person (or by anything but the rows' arrival): a file's first row or a row
-        read, waiting to be shown, is not shown over it."""
-        self._selecting = None
+        """A row was selected by the person: a file's first row or a row read, waiting to be shown, is not shown
+        over it, nor is the first row of a file opened before, when it comes (the later choice stands)."""
+        if not self._choosing:
+            self._selecting = None
+            self._select_first.clear()
 
     def _select_now(self) -> None:
         self._select_queued = False
@@ -261,8 +268,9 @@ class Opener(QObject):
             self._on_job_finished(self.thread, reloading=True)
         opened = dict(self.open_paths)
         w.imports.remember_for_reload(w.request_model.rows())
+        self._selecting = None  # (its row goes with the list)
         w.request_model.clear()
-        w.select_row(None)
+        w.select_row(None, origin="closed")
         self.open_paths.clear()
         demo = [p for p, d in opened.items() if d]
         plain = [p for p, d in opened.items() if not d]
@@ -292,7 +300,7 @@ class Opener(QObject):
         if self._selecting is not None and self._selecting[0].source == path:
             self._selecting = None  # its row goes
         if w.current_row is not None and w.current_row.source == path:
-            w.select_row(None)
+            w.select_row(None, origin="closed")
         w.request_model.remove_source(path)
 
     def wait(self) -> None:

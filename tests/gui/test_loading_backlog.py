@@ -143,3 +143,37 @@ def test_a_row_selected_while_its_read_content_waits_is_not_read_again(window, q
     qtbot.waitUntil(window.is_idle, timeout=180000)
     assert started == []
     assert window.current_row is row and not row.pending and row.kind == "assembled"
+
+
+def test_a_row_clicked_before_a_newly_opened_files_rows_come_stays_selected(window, qtbot, tmp_path):
+    """A file is open and shown; the person opens a second, large one and, before its rows are listed, clicks a row
+    of the first: the later choice stands (the second file's first row is not selected over it when it comes). A
+    file opened with nothing clicked meanwhile still has its first row selected."""
+    x, a = tmp_path / "x.requests.jsonl", tmp_path / "a.requests.jsonl"
+    _write_requests(x, 20)
+    _write_requests(a, 1500)
+    window.open_files([str(x)])
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    model = window.request_model
+    assert window.current_row is model.row_at(0)
+    _open_and_let_it_finish_beside(window, [a])
+    window.select_proxy_row(3)  # the person's click, before a's rows are taken
+    clicked = window.current_row
+    assert clicked.source == str(x.resolve())
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    assert model.rowCount() == 1520
+    assert window.current_row is clicked
+    b = tmp_path / "b.requests.jsonl"
+    _write_requests(b, 30)
+    window.open_files([str(b)])
+    qtbot.waitUntil(window.is_idle, timeout=180000)
+    assert window.current_row is not None and window.current_row.source == str(b.resolve())
+
+
+def _open_and_let_it_finish_beside(window, paths) -> None:
+    """As ``_open_and_let_it_finish``, another file's rows already listed."""
+    before = window.request_model.rowCount()
+    window.open_files([str(p) for p in paths])
+    thread = window.opener.thread
+    assert thread is not None and thread.wait(180000)
+    assert window.request_model.rowCount() == before
