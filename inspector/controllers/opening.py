@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
@@ -96,17 +97,22 @@ class Opener(QObject):
         # what the thread gives is taken in turn with the other steps put off (``turns``), a few at a time, in
         # the order it came (its end after its last rows): a burst of batches that came while the window waited
         # is not one long burst of the GUI thread
-        thread.batchReady.connect(lambda g, rows: in_a_later_turn(lambda: self._on_batch(g, rows), self))
-        thread.rowsRead.connect(lambda g, pairs: in_a_later_turn(lambda: self._on_rows_read(g, pairs), self))
-        thread.progress.connect(lambda *a: in_a_later_turn(lambda: self._on_progress(*a), self))  # (in turn with the
-        thread.problem.connect(lambda *a: in_a_later_turn(lambda: self._on_problem(*a), self))  # rows they are about)
+        thread.batchReady.connect(self._in_turn(self._on_batch))
+        thread.rowsRead.connect(self._in_turn(self._on_rows_read))
+        thread.progress.connect(self._in_turn(self._on_progress))  # (in turn with the rows they are about)
+        thread.problem.connect(self._in_turn(self._on_problem))
         thread.counterReady.connect(self._on_job_counter)
-        thread.finished.connect(lambda t=thread: in_a_later_turn(lambda: self._on_job_finished(t), self))
+        thread.finished.connect(self._in_turn(partial(self._on_job_finished, thread)))
         self.thread = thread
         self._job_started = time.monotonic()
         w.act_cancel.setEnabled(True)
         w.status.show_loading(f"Reading {Path(job.paths[0]).name}")  # until the thread reports
         thread.start()
+
+    def _in_turn(self, slot: Callable[..., object]) -> Callable[..., None]:
+        """``slot`` as the receiver of a loading thread's signal: called with its arguments in turn with the other steps
+        put off (``turns``), in the order the signals came, not at once."""
+        return lambda *args: in_a_later_turn(lambda: slot(*args), self)
 
     def _on_job_counter(self, generation: int, counter: core.TokenCounter | None) -> None:
         if counter is not None:
@@ -182,8 +188,8 @@ class Opener(QObject):
         if any(t.row is row for t in self._read_threads):
             return
         reader = ReadRowThread(row, self.window.counter_cache, self.window.counters.spec, self)
-        reader.rowsRead.connect(lambda g, pairs: in_a_later_turn(lambda: self._on_rows_read(g, pairs), self))
-        reader.finished.connect(lambda r=reader: in_a_later_turn(lambda: self._read_finished(r), self))
+        reader.rowsRead.connect(self._in_turn(self._on_rows_read))
+        reader.finished.connect(self._in_turn(partial(self._read_finished, reader)))
         self._read_threads.append(reader)
         self.window.status.show_busy(f"Reading {row.label}")
         reader.start()

@@ -260,4 +260,3 @@ def _every_row_read(window, qtbot, tmp_path):
     model = window.request_model
     assert model.rowCount() == 300 and not any(model.row_at(i).pending for i in range(300))
     return model
-
