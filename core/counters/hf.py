@@ -16,7 +16,12 @@ from .base import CounterIdentity, TokenCounter, literal_spans, sha256_file
 from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, write_manifest  # noqa: F401
 from .hf_manifest import (_quiet_transformers, _template_sha256, files_on_disk, format_template_kwargs,
                           loaded_tokenizer)
+from .hf_direct import DirectRender, conversation_items
 from .hf_pieces import count_pieces, encode_by_pieces, keeps_ascii
+
+
+def _as_given(value: Any) -> Any:
+    return value
 
 
 class HFCounter(TemplateReading, TokenCounter):
@@ -94,21 +99,7 @@ class HFCounter(TemplateReading, TokenCounter):
 
     @staticmethod
     def conversation(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-        names: dict[str, str] = {}
-        out = []
-        for m in messages:
-            item: dict[str, Any] = {"role": m.role, "content": m.content if m.content is not None else ""}
-            if m.tool_calls:
-                item["tool_calls"] = [{"id": c.id, "type": "function",
-                                       "function": {"name": c.name, "arguments": c.arguments}}
-                                      for c in m.tool_calls]
-                names.update({c.id: c.name for c in m.tool_calls})
-            if m.tool_call_id is not None:
-                item["tool_call_id"] = m.tool_call_id
-                if m.tool_call_id in names:
-                    item["name"] = names[m.tool_call_id]
-            out.append(item)
-        return out
+        return conversation_items(messages, _as_given)
 
     @staticmethod
     def tool_schemas(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]] | None:
@@ -121,9 +112,14 @@ class HFCounter(TemplateReading, TokenCounter):
         if getattr(self, "_limit_error", None):  # a template that ran past a limit once is not run again
             raise CounterError(self._limit_error)
         try:
-            return self._tokenizer.apply_chat_template(
-                self.conversation(messages), tools=self.tool_schemas(tools), add_generation_prompt=generation,
-                tokenize=tokenize, return_dict=False, **self.chat_template_kwargs)
+            direct = self._direct()
+            schemas = self.tool_schemas(tools)
+            if tokenize or not direct.on:
+                return self._tokenizer.apply_chat_template(
+                    self.conversation(messages), tools=schemas, add_generation_prompt=generation,
+                    tokenize=tokenize, return_dict=False, **self.chat_template_kwargs)
+            text = direct.render(conversation_items(messages, direct.plain), schemas, generation)
+            return text if text is not None else self._slow_render(self.conversation(messages), schemas, generation)
         except template_limits.TemplateLimitExceeded as exc:
             self._limit_error = f"{self.name}: {exc}"
             raise CounterError(self._limit_error) from None
@@ -134,6 +130,17 @@ class HFCounter(TemplateReading, TokenCounter):
             if type(exc).__name__ != "PanicException":
                 raise
             raise CounterError(f"{self.name}: the tokenizer failed on this request ({str(exc)[:200]})") from None
+
+    def _slow_render(self, conversation: list[dict[str, Any]], schemas: Any, generation: bool) -> str:
+        return self._tokenizer.apply_chat_template(conversation, tools=schemas, add_generation_prompt=generation,
+                                                   tokenize=False, return_dict=False, **self.chat_template_kwargs)
+
+    def _direct(self) -> DirectRender:
+        """The template rendered without transformers' copies of the conversation (``hf_direct``), made once."""
+        direct = self.__dict__.get("_direct_render")
+        if direct is None:
+            direct = self._direct_render = DirectRender(self._tokenizer, self.chat_template_kwargs, self._slow_render)
+        return direct
 
     def token_ids(self, messages, tools) -> list[int]:
         """The ids ``apply_chat_template(..., tokenize=True)`` gives: the rendered text tokenised with

@@ -1,0 +1,113 @@
+"""A chat template rendered straight from its compiled form, for the text ``apply_chat_template(..., tokenize=False)``
+gives, without transformers' copies of the conversation on every call.
+
+``apply_chat_template`` turns the conversation into plain dicts three times over before the template sees it
+(message objects to dicts, ``None`` values dropped, every value rebuilt as a plain JSON type for the sandbox): for
+a prompt of a thousand messages that is half of a render, and a plan renders the prompt dozens of times to learn how
+its template writes a slice left out. The conversation this counter gives it (``HFCounter.conversation``) is already
+plain (strings, and the tool calls' argument objects, which go through transformers' own conversion), has no
+``None`` value and no reasoning field to alias, so the template is given it as it is, with the tool schemas and the
+special tokens converted as transformers converts them and the template chosen as it chooses it.
+
+It is checked, not assumed: the first render of each outline of conversation (roles, tool calls and results, tools
+given or not, a generation prompt or not) is made both ways, and one difference (a transformers whose preparation
+differs from the one read here) turns this off for the counter: every render then goes through
+``apply_chat_template``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+
+def _transformers_parts() -> tuple[Callable, Callable | None] | None:
+    """transformers' template compiler (the cached, guarded template ``template_limits`` installs its limits on) and its
+    sandbox conversion, where this version has them."""
+    try:
+        from transformers.utils import chat_template_utils as utils
+    except ImportError:  # pragma: no cover - transformers is a dependency
+        return None
+    compile_ = getattr(utils, "_compile_jinja_template", None)
+    if compile_ is None:
+        return None
+    return compile_, getattr(utils, "_plain_template_data", None)
+
+
+class DirectRender:
+    """``render(conversation, schemas, generation)``: the text ``apply_chat_template`` gives for these (plain) inputs,
+    or ``None`` where the direct way is off (the caller then asks ``apply_chat_template``)."""
+
+    def __init__(self, tokenizer: Any, template_kwargs: dict[str, Any], slow: Callable[..., str]) -> None:
+        self.tokenizer = tokenizer
+        self.slow = slow  # ``slow(conversation, schemas, generation)``: apply_chat_template's text
+        parts = _transformers_parts()
+        self.on = parts is not None and callable(getattr(tokenizer, "get_chat_template", None))
+        self.checked: set[tuple] = set()
+        self.plain: Callable[[Any], Any] = lambda value: value
+        self.kwargs: dict[str, Any] = {}
+        if self.on:
+            self.compile, plain = parts
+            if plain is not None:
+                self.plain = plain
+            self.kwargs = self.plain({**getattr(tokenizer, "special_tokens_map", {}), **template_kwargs})
+        self.tool_memo: tuple[list, Any] = ([], None)  # the last tool schemas given, and their converted copy
+
+    def render(self, conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
+               generation: bool) -> str | None:
+        if not self.on or not conversation:
+            return None
+        outline = (schemas is not None, generation,
+                   frozenset((m["role"], "tool_calls" in m, "tool_call_id" in m, "name" in m) for m in conversation))
+        if outline not in self.checked:
+            return self._checked(outline, conversation, schemas, generation)
+        return self._direct(conversation, schemas, generation)
+
+    def _direct(self, conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
+                generation: bool) -> str:
+        template = self.compile(self.tokenizer.get_chat_template(None, schemas))
+        return template.render(messages=conversation, tools=self._tools(schemas), documents=None,
+                               add_generation_prompt=generation, **self.kwargs)
+
+    def _tools(self, schemas: list[dict[str, Any]] | None) -> Any:
+        if schemas is None:
+            return None
+        given, converted = self.tool_memo
+        if len(given) == len(schemas) and all(a == b for a, b in zip(given, schemas)):
+            return converted
+        converted = self.plain(schemas)
+        self.tool_memo = (schemas, converted)
+        return converted
+
+    def _checked(self, outline: tuple, conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
+                 generation: bool) -> str:
+        """Both ways, once for this outline: transformers' text is returned (its refusal raised, the outline then left
+        to be checked another time) and a different text from the direct way turns that way off."""
+        slow = self.slow(conversation, schemas, generation)
+        try:
+            fast = self._direct(conversation, schemas, generation)
+        except Exception:  # noqa: BLE001 - transformers rendered it: the direct way does not stand for it
+            fast = None
+        if fast != slow:
+            self.on = False
+        else:
+            self.checked.add(outline)
+        return slow
+
+
+def conversation_items(messages: Sequence[Any], plain: Callable[[Any], Any]) -> list[dict[str, Any]]:
+    """``HFCounter.conversation`` of ``messages`` with each tool call's arguments as transformers' sandbox conversion
+    gives them (``plain``)."""
+    names: dict[str, str] = {}
+    out = []
+    for m in messages:
+        item: dict[str, Any] = {"role": m.role, "content": m.content if m.content is not None else ""}
+        if m.tool_calls:
+            item["tool_calls"] = plain([{"id": c.id, "type": "function",
+                                         "function": {"name": c.name, "arguments": c.arguments}}
+                                        for c in m.tool_calls])
+            names.update({c.id: c.name for c in m.tool_calls})
+        if m.tool_call_id is not None:
+            item["tool_call_id"] = m.tool_call_id
+            if m.tool_call_id in names:
+                item["name"] = names[m.tool_call_id]
+        out.append(item)
+    return out
