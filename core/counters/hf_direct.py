@@ -9,10 +9,11 @@ plain (strings, and the tool calls' argument objects, which go through transform
 ``None`` value and no reasoning field to alias, so the template is given it as it is, with the tool schemas and the
 special tokens converted as transformers converts them and the template chosen as it chooses it.
 
-It is checked, not assumed: the first render of each outline of conversation (roles, tool calls and results, tools
-given or not, a generation prompt or not) is made both ways, and one difference (a transformers whose preparation
-differs from the one read here) turns this off for the counter: every render then goes through
-``apply_chat_template``.
+It is checked, not assumed: a render that holds a message outline not met before (the keys of a message: tool calls,
+a result's call id and name; with tools given or not, a generation prompt or not: what transformers' preparation looks
+at, message by message) is made both ways first, of the messages up to the last such outline where the template takes
+them (else of all), and one difference (a transformers whose preparation differs from the one read here) turns this off
+for the counter: every render then goes through ``apply_chat_template``.
 """
 from __future__ import annotations
 
@@ -55,10 +56,23 @@ class DirectRender:
                generation: bool) -> str | None:
         if not self.on or not conversation:
             return None
-        outline = (schemas is not None, generation,
-                   frozenset((m["role"], "tool_calls" in m, "tool_call_id" in m, "name" in m) for m in conversation))
-        if outline not in self.checked:
-            return self._checked(outline, conversation, schemas, generation)
+        flags = (schemas is not None, generation)
+        first: dict[tuple, int] = {}  # each outline not checked yet, and where it first comes
+        for at, m in enumerate(conversation):
+            outline = (flags, tuple(m))  # (a message's keys)
+            if outline not in self.checked and outline not in first:
+                first[outline] = at
+        if first:
+            witness = max(first.values()) + 1
+            if witness < len(conversation):  # checked on the messages up to the last new outline: the same dicts
+                try:
+                    self._checked(set(first), conversation[:witness], schemas, generation)
+                except Exception:  # noqa: BLE001 - that prompt refused: the whole one is checked instead
+                    pass
+            if not self.on:
+                return None
+            if not first.keys() <= self.checked:
+                return self._checked(set(first), conversation, schemas, generation)
         return self._direct(conversation, schemas, generation)
 
     def _direct(self, conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
@@ -77,7 +91,7 @@ class DirectRender:
         self.tool_memo = (schemas, converted)
         return converted
 
-    def _checked(self, outline: tuple, conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
+    def _checked(self, outline: set[tuple], conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
                  generation: bool) -> str:
         """Both ways, once for this outline: transformers' text is returned (its refusal raised, the outline then left
         to be checked another time) and a different text from the direct way turns that way off."""
@@ -89,7 +103,7 @@ class DirectRender:
         if fast != slow:
             self.on = False
         else:
-            self.checked.add(outline)
+            self.checked |= outline
         return slow
 
 
