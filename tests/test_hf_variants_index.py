@@ -45,7 +45,10 @@ def request(turns: int, seed: int) -> list[ChatMessage]:
 
 def made(counter, messages, tools, total, monkeypatch, index_after):
     monkeypatch.setattr(text_index, "INDEX_AFTER", index_after)
-    return counter.variant_counts(messages, tools, total)
+    variants = counter.variant_counts(messages, tools, total)
+    if variants is not None:
+        variants._judge_prefixes()  # (put off until a prefix is asked: done here under this INDEX_AFTER)
+    return variants
 
 
 @pytest.mark.parametrize("name", ["qwen3", "gemma4"])

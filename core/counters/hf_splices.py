@@ -28,8 +28,19 @@ class Splices:
         if start >= end:
             raise Unsure("nothing left out")
         cut = self.seam_cut
+        if (start not in cut or end not in cut) and not self._judged and self._renders >= MAX_SPLICE_RENDERS // 2:
+            self._judge_prefixes()  # half the renders spent learning: the openings the groups' other samples teach
+            cut = self.seam_cut
         if start not in cut or end not in cut:
-            return self._learn_splice(start, end)
+            try:
+                return self._learn_splice(start, end)
+            except Unsure:
+                if self._judged:
+                    raise
+            self._judge_prefixes()  # (as above) and asked again
+            if start not in self.seam_cut or end not in self.seam_cut:
+                raise Unsure("a boundary not located") from None
+            return self._spliced(start, end)
         before, after = self._tokens_before(cut[start]), self._tokens_before(cut[end])
         if before is None or after is None:
             raise Unsure("a boundary where the tokenizer does not split")

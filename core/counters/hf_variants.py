@@ -85,16 +85,16 @@ class HFVariants(Splices):
         groups: dict[tuple, list[int]] = {}
         for k in range(1, n):  # boundary k: between messages k-1 and k
             groups.setdefault((self.kind(k), self.turn_shape(k)), []).append(k)
+        self.groups = groups
         self.opening: dict[tuple, str | None] = {}
         self.mode: dict[tuple, str] = {}
         self._samples: dict[tuple, list[tuple[int, str]]] = {}
         for g, (key, at) in enumerate(groups.items()):
             if g < MAX_GROUPS:
-                self._sample(key, at)
-        self.cut = self._locate()
+                self._sample(key, at[:1])  # how each kind opens, from its group's first boundary (a short prefix)
+        self.cut: dict[int, int] = {}
         self._lasts: dict[int, int | None] = {}
-        for key in list(self._samples):
-            self.mode[key] = self._judge(key)
+        self._judged = False  # the groups' other samples rendered and judged (``_judge_prefixes``)
         self.group_of = {k: key for key, at in groups.items() for k in at}
         self._splices: dict[tuple, int | None] = {}
         self._splice_checked = False
@@ -104,6 +104,30 @@ class HFVariants(Splices):
         # boundaries located for slices left out (learned from their renders too), each text found only where an
         # added token follows it
         self.seam_cut = self._locate(self.seam_opening, self.seam_closing)
+
+    def _judge_prefixes(self) -> None:
+        """Render every group's middle and last samples too, and judge each group's prefixes (``_judge``): once a
+        prefix is asked. A plan asks only slices left out of the middle, whose own renders vouch for them
+        (``_spliced``), and a prefix render of a long request costs a fifth of its complete count. The openings the samples teach
+        are then the ones slices are located by too, over those a slice's render taught (``_learn_boundary``), and an
+        opening the later samples contradict is dropped: every pair of boundaries is read again before it is trusted."""
+        if self._judged:
+            return
+        self._judged = True
+        first = dict(self.opening)
+        for g, (key, at) in enumerate(self.groups.items()):
+            if g < MAX_GROUPS:
+                self._sample(key, at)
+        self.cut = self._locate()
+        for key in list(self._samples):
+            self.mode[key] = self._judge(key)
+        seam = {k: v for k, v in self.seam_opening.items() if first.get(k) is None or self.opening.get(k) is not None}
+        seam.update((k, v) for k, v in self.opening.items() if v is not None)  # (over what a slice's render taught)
+        if seam != self.seam_opening:
+            self.seam_opening = seam
+            self.seam_closing = {k: v for k, v in self.seam_closing.items() if k not in seam}
+            self.seam_cut = self._locate(self.seam_opening, self.seam_closing)
+            self._splices = {k: None if v is None else 0 for k, v in self._splices.items()}
 
     def kind(self, k: int) -> tuple:
         """The roles on either side of boundary ``k``, and whether each message makes tool calls."""
@@ -297,6 +321,8 @@ class HFVariants(Splices):
             raise Unsure("a variant opening with another message")
         if start == self.n:
             return self.total
+        if end == self.n:
+            self._judge_prefixes()
         mode = self.mode.get(self.group_of[start]) if end == self.n else None
         last_turn_cut = end == self.n or start <= self.turn_start[-1] < end
         if mode != "windowed" and last_turn_cut and self._rewritten_reply(start, end):
