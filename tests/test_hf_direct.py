@@ -146,3 +146,36 @@ def test_a_refusal_is_the_same_refusal_both_ways(tmp_path):
     agree(counter, refused[:2], TOOLS, True)  # the outline without the result: checked, then direct
     with pytest.raises(TemplateRefused, match="no tool results here"):
         counter.render_text(refused, TOOLS)  # still refused once the direct way is on
+
+
+def test_tools_that_differ_only_in_a_number_type_render_as_their_own(tmp_path):
+    """A review's find: the converted tool schemas were kept by value, and ``1 == 1.0 == True`` rendered the last tools'
+    text for the next ones. They are kept for the very same tool objects now."""
+    counter = real("qwen3")
+    messages = [ChatMessage(role="user", content="hi")]
+    for value in (1, 1.0, True, 1):
+        tools = [ToolDefinition(name="f", parameters={"type": "object", "properties": {
+            "n": {"type": "integer", "minimum": value}}})]
+        agree(counter, messages, tools, True)
+        assert counter.count(messages, tools) == len(counter._tokenizer.apply_chat_template(
+            HFCounter.conversation(messages), tools=HFCounter.tool_schemas(tools), add_generation_prompt=True,
+            tokenize=True, return_dict=False))
+
+
+def test_a_runaway_template_is_stopped_once_not_again_on_the_whole(tmp_path, monkeypatch):
+    """A review's find: the check of a new outline on the first messages took the time limit's error for a refusal
+    of those messages and ran the template again on the whole conversation (twice the limit)."""
+    from core import CounterError
+    from core.counters import template_limits
+
+    monkeypatch.setattr(template_limits, "MAX_RENDER_SECONDS", 0.3)
+    template = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    counter = make_counter(f"hf:{tokenizer_factory.build_toy_tokenizer_dir(tmp_path / 'tok', chat_template=template)}")
+    renders = []
+    slow = counter._slow_render
+    counter._direct().slow = lambda *a: renders.append(len(a[0])) or slow(*a)
+    messages = [ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content="b"),
+                ChatMessage(role="user", content="c")]
+    with pytest.raises(CounterError, match="limit"):
+        counter.render_text(messages, [])
+    assert renders == [1]  # the first message alone (its outline), stopped there

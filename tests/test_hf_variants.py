@@ -342,3 +342,31 @@ def test_the_slices_of_a_summarised_span_before_a_tool_result_left_out_are_their
         except Exception:  # noqa: BLE001 - left to a whole count
             continue
         assert got == counter.count(messages[:start] + messages[end:], []), (start, end)
+
+
+def test_a_group_whose_later_sample_is_refused_is_counted_whole(tmp_path):
+    """A review's find: with the middle and last samples put off until a prefix is asked, a group whose later sample
+    the template refused kept its first sample alone and was judged stable: a prefix the template refuses got a
+    number. Every prefix of such a group is counted whole again (the template's refusal)."""
+    import tokenizer_factory
+
+    from core import TemplateRefused, make_counter
+    from core.contracts import ChatMessage
+
+    template = tokenizer_factory.TOY_TEMPLATE.replace(
+        "{%- if add_generation_prompt -%}",
+        "{%- if add_generation_prompt and messages[-1].role == 'assistant' and messages[-1].content == 'STOP' -%}"
+        "{{- raise_exception('no reply after STOP') -}}{%- endif -%}\n{%- if add_generation_prompt -%}", 1)
+    counter = make_counter(f"hf:{tokenizer_factory.build_toy_tokenizer_dir(tmp_path / 'tok', chat_template=template)}")
+    texts = ["hello there", "first answer", "next question", "second answer", "third question", "STOP",
+             "fourth question", "fourth answer", "fifth question", "last answer", "and now?"]
+    messages = [ChatMessage(role="user" if i % 2 == 0 else "assistant", content=t) for i, t in enumerate(texts)]
+    variants = counter.variant_counts(messages, [], counter.count(messages, []))
+    with pytest.raises(TemplateRefused):
+        counter.count(messages[:6], [])
+    for k in range(1, len(messages)):
+        try:
+            got = variants.count(k, len(messages))
+        except Exception:  # noqa: BLE001 - left to a whole count
+            continue
+        assert got == counter.count(messages[:k], []), k

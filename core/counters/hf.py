@@ -118,7 +118,7 @@ class HFCounter(TemplateReading, TokenCounter):
                 return self._tokenizer.apply_chat_template(
                     self.conversation(messages), tools=schemas, add_generation_prompt=generation,
                     tokenize=tokenize, return_dict=False, **self.chat_template_kwargs)
-            text = direct.render(conversation_items(messages, direct.plain), schemas, generation)
+            text = direct.render(conversation_items(messages, direct.plain), tools, schemas, generation)
             return text if text is not None else self._slow_render(self.conversation(messages), schemas, generation)
         except template_limits.TemplateLimitExceeded as exc:
             self._limit_error = f"{self.name}: {exc}"

@@ -17,7 +17,10 @@ for the counter: every render then goes through ``apply_chat_template``.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, Sequence
+
+from .template_limits import TemplateLimitExceeded
 
 
 def _transformers_parts() -> tuple[Callable, Callable | None] | None:
@@ -50,9 +53,9 @@ class DirectRender:
             if plain is not None:
                 self.plain = plain
             self.kwargs = self.plain({**getattr(tokenizer, "special_tokens_map", {}), **template_kwargs})
-        self.tool_memo: tuple[list, Any] = ([], None)  # the last tool schemas given, and their converted copy
+        self.tool_memo: tuple[tuple, Any] = ((), None)  # the last tools given, and their schemas converted
 
-    def render(self, conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
+    def render(self, conversation: list[dict[str, Any]], tools: Sequence[Any], schemas: list[dict[str, Any]] | None,
                generation: bool) -> str | None:
         if not self.on or not conversation:
             return None
@@ -66,38 +69,43 @@ class DirectRender:
             witness = max(first.values()) + 1
             if witness < len(conversation):  # checked on the messages up to the last new outline: the same dicts
                 try:
-                    self._checked(set(first), conversation[:witness], schemas, generation)
+                    self._checked(set(first), conversation[:witness], tools, schemas, generation)
+                except TemplateLimitExceeded:
+                    raise  # (a runaway template is not run again on the whole)
                 except Exception:  # noqa: BLE001 - that prompt refused: the whole one is checked instead
                     pass
             if not self.on:
                 return None
             if not first.keys() <= self.checked:
-                return self._checked(set(first), conversation, schemas, generation)
-        return self._direct(conversation, schemas, generation)
+                return self._checked(set(first), conversation, tools, schemas, generation)
+        return self._direct(conversation, tools, schemas, generation)
 
-    def _direct(self, conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
+    def _direct(self, conversation: list[dict[str, Any]], tools: Sequence[Any], schemas: list[dict[str, Any]] | None,
                 generation: bool) -> str:
         template = self.compile(self.tokenizer.get_chat_template(None, schemas))
-        return template.render(messages=conversation, tools=self._tools(schemas), documents=None,
+        return template.render(messages=conversation, tools=self._tools(tools, schemas), documents=None,
                                add_generation_prompt=generation, **self.kwargs)
 
-    def _tools(self, schemas: list[dict[str, Any]] | None) -> Any:
+    def _tools(self, tools: Sequence[Any], schemas: list[dict[str, Any]] | None) -> Any:
+        """``schemas`` (made of ``tools``) as transformers' sandbox conversion gives them, kept for the very same tool
+        objects (frozen models, held here so that their ids are not reused): a value compared instead would take
+        ``1.0`` for ``1``."""
         if schemas is None:
             return None
         given, converted = self.tool_memo
-        if len(given) == len(schemas) and all(a == b for a, b in zip(given, schemas)):
+        if len(given) == len(tools) and all(map(operator.is_, given, tools)):
             return converted
         converted = self.plain(schemas)
-        self.tool_memo = (schemas, converted)
+        self.tool_memo = (tuple(tools), converted)
         return converted
 
-    def _checked(self, outline: set[tuple], conversation: list[dict[str, Any]], schemas: list[dict[str, Any]] | None,
-                 generation: bool) -> str:
+    def _checked(self, outline: set[tuple], conversation: list[dict[str, Any]], tools: Sequence[Any],
+                 schemas: list[dict[str, Any]] | None, generation: bool) -> str:
         """Both ways, once for this outline: transformers' text is returned (its refusal raised, the outline then left
         to be checked another time) and a different text from the direct way turns that way off."""
         slow = self.slow(conversation, schemas, generation)
         try:
-            fast = self._direct(conversation, schemas, generation)
+            fast = self._direct(conversation, tools, schemas, generation)
         except Exception:  # noqa: BLE001 - transformers rendered it: the direct way does not stand for it
             fast = None
         if fast != slow:

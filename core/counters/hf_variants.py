@@ -165,6 +165,7 @@ class HFVariants(Splices):
         for k in sorted({at[0], at[len(at) // 2], at[-1]})[:SAMPLES_PER_GROUP]:
             cut = self._prefix(k)
             if cut is None:
+                self._samples.pop(key, None)  # (its first boundary, sampled at the start, does not vouch alone)
                 return  # never sampled: every prefix of the group is counted whole
             cuts.append((k, cut))
         self._samples[key] = cuts
