@@ -228,6 +228,16 @@ def test_a_boundary_after_messages_not_located_is_not_taken_for_an_earlier_one(t
     assert _middle_cuts_checked(counter, variants, messages, []) >= len(messages)
 
 
+def _prefixes_checked(counter, variants, messages) -> None:
+    """Every prefix the variants answer for (no tools) is the complete count of that prefix."""
+    for start in range(1, len(messages)):
+        try:
+            got = variants.count(start, len(messages))
+        except Exception:  # noqa: BLE001 - left to a whole count
+            continue
+        assert got == counter.count(messages[:start], []), start
+
+
 def _trace_cuts_checked(counter, variants, messages, tools) -> int:
     """The questions a plan's trace asks of the section between the system prompt and the question, in its order
     (each prefix of the section: the section's rest left out), each checked against its complete count; how many
@@ -263,12 +273,7 @@ def test_every_middle_cut_of_short_repeated_texts_is_its_complete_count(toy_toke
             return
         _trace_cuts_checked(counter, variants, messages, [])
         _middle_cuts_checked(counter, variants, messages, [])
-        for start in range(1, len(messages)):
-            try:
-                got = variants.count(start, len(messages))
-            except Exception:  # noqa: BLE001 - left to a whole count
-                continue
-            assert got == counter.count(messages[:start], []), start
+        _prefixes_checked(counter, variants, messages)
 
     run()
 
@@ -364,9 +369,4 @@ def test_a_group_whose_later_sample_is_refused_is_counted_whole(tmp_path):
     variants = counter.variant_counts(messages, [], counter.count(messages, []))
     with pytest.raises(TemplateRefused):
         counter.count(messages[:6], [])
-    for k in range(1, len(messages)):
-        try:
-            got = variants.count(k, len(messages))
-        except Exception:  # noqa: BLE001 - left to a whole count
-            continue
-        assert got == counter.count(messages[:k], []), k
+    _prefixes_checked(counter, variants, messages)
