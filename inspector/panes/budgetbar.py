@@ -304,6 +304,7 @@ class BudgetBar(QWidget):
 
     def _set_range(self, right: float, marks: list, y_range: tuple[float, float]) -> None:
         narrow, wide = core.zoom_limits(self.segments, marks)
+        right = max(right, narrow)  # (nothing drawn, an unreadable row: an empty axis from 0, not from -6)
         wide = max(wide, right * LABEL_ROOM)
         self.view.setLimits(xMin=-0.02 * wide, xMax=wide, minXRange=narrow, maxXRange=wide * 1.02)
         self._home = (0.0, right * LABEL_ROOM)

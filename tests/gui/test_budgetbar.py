@@ -204,3 +204,16 @@ def test_the_context_limit_label_stays_inside_the_bar_when_the_pane_narrows(open
     label, allowance = bar.marks.limit.label, bar.marks.allowance.label
     qtbot.waitUntil(lambda: label.sceneBoundingRect().right() <= bar.view.sceneBoundingRect().right(), timeout=5000)
     assert not label.sceneBoundingRect().intersects(allowance.sceneBoundingRect())
+
+
+def test_an_empty_bar_shows_its_axis_from_zero(qtbot):
+    """Nothing to draw (no row, or a row that could not be read): the token axis starts at 0, as every bar's does
+    (it ran from -6 to 1: the narrowest zoom was wider than the widest)."""
+    bar = BudgetBar()
+    qtbot.addWidget(bar)
+    bar.resize(900, 200)
+    bar.show_row(None)
+    low, high = bar.x_range()
+    assert low == 0 and high >= core.MIN_ZOOM_TOKENS
+    bar.reset_zoom()
+    assert bar.x_range()[0] == 0
