@@ -105,6 +105,11 @@ class HFVariants(Splices):
         # added token follows it
         self.seam_cut = self._locate(self.seam_opening, self.seam_closing)
 
+    @property
+    def prefixes_ready(self) -> bool:
+        """Whether a prefix is answered without more renders (the groups' samples rendered and judged)."""
+        return self._judged
+
     def _judge_prefixes(self) -> None:
         """Render every group's middle and last samples too, and judge each group's prefixes (``_judge``): once a
         prefix is asked. A plan asks only slices left out of the middle, whose own renders vouch for them

@@ -106,6 +106,9 @@ class SliceCosts:
             return None
         start = self._section_start(name)
         n = len(entries)
+        if n == 1 and start + n == getattr(variants, "n", None) and not getattr(variants, "prefixes_ready", True):
+            return None  # one prefix of a section that ends the prompt (a question): counted whole costs less than
+            # the samples that would let the variants read every prefix (``HFVariants._judge_prefixes``)
         values: list[int | None] = []
         for k in range(n + 1):
             value = self.final_value if k == n else None
