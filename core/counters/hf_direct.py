@@ -37,8 +37,8 @@ def _transformers_parts() -> tuple[Callable, Callable | None] | None:
 
 
 class DirectRender:
-    """``render(conversation, schemas, generation)``: the text ``apply_chat_template`` gives for these (plain) inputs,
-    or ``None`` where the direct way is off (the caller then asks ``apply_chat_template``)."""
+    """``render(conversation, tools, schemas, generation)``: the text ``apply_chat_template`` gives for these (plain)
+    inputs, or ``None`` where the direct way is off (the caller then asks ``apply_chat_template``)."""
 
     def __init__(self, tokenizer: Any, template_kwargs: dict[str, Any], slow: Callable[..., str]) -> None:
         self.tokenizer = tokenizer
