@@ -25,6 +25,7 @@ from .budget.plot import TokenAxis
 from .plotstyle import style_plot
 
 FAIL_COLOUR = "#C62828"
+EMPTY_RANGE = (0.0, 1.0)  # both axes of a chart with nothing in it (as it starts)
 
 
 class WhatIfChart(QWidget):
@@ -137,6 +138,7 @@ class WhatIfChart(QWidget):
         self._failed.setData([], [])
         self._recorded.hide()
         self._edit.hide()
+        self.view.setRange(xRange=EMPTY_RANGE, yRange=EMPTY_RANGE, padding=0)  # (not the last row's limits)
         self.caption.setText(note)
 
     def set_computing(self) -> None:

@@ -419,3 +419,20 @@ def test_the_edit_lines_label_stays_inside_the_chart_at_either_edge(replaying, q
             label = line.label.sceneBoundingRect()
             assert box.left() <= label.left() and label.right() <= box.right(), (value, label, box)
             assert not label.intersects(legend), (value, label, legend)  # nor over the legend (top left)
+
+
+def test_an_unreadable_row_leaves_no_other_rows_limits_on_the_what_if_chart(replaying, qtbot, fixtures_dir, tmp_path):
+    """The what-if chart of a row with nothing to replay is empty, and its axes are the empty chart's (0 to 1, as at
+    start), not the context limits of the row shown before (700 to 1,200 tokens after the demo, seen in a screenshot
+    of an unreadable JSONL line)."""
+    data = json.loads((fixtures_dir / DEMO).read_text(encoding="utf-8"))
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps(data) + "\n" + '{"broken": \n', encoding="utf-8")
+    window = replaying(path)
+    chart = window.replay_panel.whatif
+    assert chart.points and chart.view.viewRange()[0][1] > 100  # the first row's sweep, its limits
+    window.select_proxy_row(1)
+    qtbot.waitUntil(lambda: window.replay_panel.base is None and window.is_idle(), timeout=180000)
+    assert "Read-only" in window.replay_panel.note.text() and not chart.points
+    (x0, x1), (y0, y1) = chart.view.viewRange()
+    assert (x0, x1, y0, y1) == (0, 1, 0, 1)
