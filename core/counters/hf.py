@@ -108,18 +108,17 @@ class HFCounter(TemplateReading, TokenCounter):
         return [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                   "parameters": t.parameters}} for t in tools]
 
-    def _apply(self, messages, tools, *, tokenize: bool, generation: bool = True):
+    def _apply(self, messages, tools, *, generation: bool = True) -> str:
+        """The text ``apply_chat_template(..., tokenize=False)`` gives: rendered from the compiled template where that
+        is checked to give the same (``hf_direct``), else through transformers."""
         if getattr(self, "_limit_error", None):  # a template that ran past a limit once is not run again
             raise CounterError(self._limit_error)
         try:
             direct = self._direct()
             schemas = self.tool_schemas(tools)
-            if tokenize or not direct.on:
-                return self._tokenizer.apply_chat_template(
-                    self.conversation(messages), tools=schemas, add_generation_prompt=generation,
-                    tokenize=tokenize, return_dict=False, **self.chat_template_kwargs)
-            text = direct.render(conversation_items(messages, direct.plain), tools, schemas, generation)
-            return text if text is not None else self._slow_render(self.conversation(messages), schemas, generation)
+            conversation = conversation_items(messages, direct.plain)
+            text = direct.render(conversation, tools, schemas, generation)
+            return text if text is not None else self._slow_render(conversation, schemas, generation)
         except template_limits.TemplateLimitExceeded as exc:
             self._limit_error = f"{self.name}: {exc}"
             raise CounterError(self._limit_error) from None
@@ -145,16 +144,16 @@ class HFCounter(TemplateReading, TokenCounter):
     def token_ids(self, messages, tools) -> list[int]:
         """The ids ``apply_chat_template(..., tokenize=True)`` gives: the rendered text tokenised with
         ``add_special_tokens=False`` (``_tokenised``)."""
-        return self._tokenised(self._apply(messages, tools, tokenize=False), want_ids=True)[1]
+        return self._tokenised(self._apply(messages, tools), want_ids=True)[1]
 
     def render_text(self, messages, tools) -> str:
-        return self._apply(messages, tools, tokenize=False)
+        return self._apply(messages, tools)
 
     def count_whole(self, messages, tools) -> tuple[int, list[int] | None]:
         """One complete tokenisation, as ``token_ids`` makes it (``apply_chat_template`` renders the template,
         then tokenises the text with ``add_special_tokens=False``), keeping the text for ``text_of_ids`` of these
         very ids: the assembly's check for what the template left out then needs no second render."""
-        text = self._apply(messages, tools, tokenize=False)
+        text = self._apply(messages, tools)
         total, ids = self._tokenised(text, want_ids=True)
         self._last_render = (ids, text)
         return total, ids
@@ -165,7 +164,7 @@ class HFCounter(TemplateReading, TokenCounter):
         the pieces of the text counted before (by a check, or alone as a text: an evidence block) are not
         tokenised again (``hf_pieces.count_known``), as mistral's span memo does. A complete count, told in
         ``full_counts`` as mistral's is."""
-        text = self._apply(messages, tools, tokenize=False)
+        text = self._apply(messages, tools)
         value = self._tokenised(text, want_ids=False, reuse=True)[0]
         self.full_counts += 1
         return value, text
@@ -227,7 +226,7 @@ class HFCounter(TemplateReading, TokenCounter):
         count (what ``count_and_render_text`` would give of the same text) and the text the template check reads."""
         text: list[str] = []
         try:
-            value = count_pieces(self, lambda: text.append(self._apply(messages, tools, tokenize=False)) or text[0])
+            value = count_pieces(self, lambda: text.append(self._apply(messages, tools)) or text[0])
         except CounterError:  # the template's refusal, a limit, a Rust panic: already named
             raise
         except Exception as exc:  # a text the tokenizer refuses (a lone surrogate: TypeError), as _tokenised says
@@ -241,7 +240,7 @@ class HFCounter(TemplateReading, TokenCounter):
 
     def render_prompt(self, messages, tools, *, generation: bool) -> str:
         """``render_text``, with or without the generation prompt."""
-        return self._apply(messages, tools, tokenize=False, generation=generation)
+        return self._apply(messages, tools, generation=generation)
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """(start, end) character offsets of the tokens ``token_ids`` makes of a rendered ``text``: from the Rust

@@ -89,9 +89,7 @@ class HFVariants(Splices):
         self.opening: dict[tuple, str | None] = {}
         self.mode: dict[tuple, str] = {}
         self._samples: dict[tuple, list[tuple[int, str]]] = {}
-        for g, (key, at) in enumerate(groups.items()):
-            if g < MAX_GROUPS:
-                self._sample(key, at[:1])  # how each kind opens, from its group's first boundary (a short prefix)
+        self._sample_groups(first_only=True)  # how each kind opens, from its group's first boundary (a short prefix)
         self.cut: dict[int, int] = {}
         self._lasts: dict[int, int | None] = {}
         self._judged = False  # the groups' other samples rendered and judged (``_judge_prefixes``)
@@ -120,9 +118,7 @@ class HFVariants(Splices):
             return
         self._judged = True
         first = dict(self.opening)
-        for g, (key, at) in enumerate(self.groups.items()):
-            if g < MAX_GROUPS:
-                self._sample(key, at)
+        self._sample_groups(first_only=False)
         self.cut = self._locate()
         for key in list(self._samples):
             self.mode[key] = self._judge(key)
@@ -163,6 +159,12 @@ class HFVariants(Splices):
         return count
 
     # ---- learning, from this request's own boundaries
+
+    def _sample_groups(self, *, first_only: bool) -> None:
+        """``_sample`` each of the first ``MAX_GROUPS`` groups (the rest are counted whole): at its first boundary, or
+        at its first, middle and last."""
+        for key, at in list(self.groups.items())[:MAX_GROUPS]:
+            self._sample(key, at[:1] if first_only else at)
 
     def _sample(self, key: tuple, at: list[int]) -> None:
         """Render a few cuts of a group; where the cut is stable, learn its kind's opening from it."""
