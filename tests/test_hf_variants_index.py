@@ -85,3 +85,10 @@ def test_boundaries_are_located_alike_with_the_index_and_without(name, seed, mon
             assert value == counter.count(messages[:start] + messages[end:], tools), (start, end)
             checked += 1
     assert checked >= 3
+    # every pass of ``_locate`` after the first (each slice's render may teach an opening) took what it had found
+    # before at the same message and cursor from ``_placed``'s memo: located again with the memo empty, alike
+    for variants in (scanned, indexed):
+        assert variants._places_memo
+        variants._places_memo.clear()
+        assert variants._locate() == variants.cut
+        assert variants._locate(variants.seam_opening, variants.seam_closing) == variants.seam_cut

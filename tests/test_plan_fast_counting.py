@@ -481,3 +481,33 @@ def test_a_plan_marks_what_the_template_leaves_out_as_the_reference_does(tmp_pat
         assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
         skipped = [e for e in fast.trace if e.id == "m3"]
         assert [e.decision for e in skipped] == (["not rendered"] if spec else ["kept"]), spec
+
+
+@pytest.mark.parametrize("shape,compaction", [("tool calls", "newest-turns"), ("plain", "pin-and-fold"),
+                                              ("reasoning", "drop-oldest"), ("tool calls", "drop-oldest")])
+def test_the_emitted_prompts_text_comes_with_the_last_whole_count(tmp_path, shape, compaction):
+    """Where the emitted prompt is the one a check near an allowance counted whole last (``final_total`` takes that
+    count), the text that count rendered comes with it: the check for left-out items is given it and renders nothing
+    again (it was rendered a second time for these plans before), and it is the emitted prompt's own text."""
+    import core.rendered
+    import tokenizer_factory
+    from tests.benchmarks.bench_plans import shape_plan
+
+    directory = tokenizer_factory.build_toy_tokenizer_dir(tmp_path / "tok")
+    plan, data, tools = shape_plan(shape, 40, compaction)
+    given: list = []
+    original = core.rendered.mark_not_rendered
+
+    def spy(result, counter, **kwargs):
+        given.append(kwargs.get("rendered"))
+        return original(result, counter, **kwargs)
+
+    core.rendered.mark_not_rendered = spy
+    try:
+        fast = ContextAssembler(plan, make_counter(f"hf:{directory}")).assemble(data, tools=tools)
+    finally:
+        core.rendered.mark_not_rendered = original
+    assert given and given[-1] is not None
+    assert given[-1] == make_counter(f"hf:{directory}").render_text(fast.messages, fast.tools)
+    slow = ContextAssembler(plan, make_counter(f"hf:{directory}"), reference=True).assemble(data, tools=tools)
+    assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()

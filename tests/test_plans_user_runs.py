@@ -47,3 +47,22 @@ def test_a_run_of_user_messages_equals_the_reference(compaction, tail):
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_run_of_user_messages_with_hostile_texts_equals_the_reference(texts, compaction, budget, tail, pinned):
     same(compaction, budget, texts, tail, pinned)
+
+
+# texts of a few kinds (their first and last characters) around hostile middles: dropped entries of one kind take
+# their kind's checked constant alone (``AloneCosts.alone_costs``), a user message alone moving the system text too
+KINDED = st.tuples(st.sampled_from(["Cluster", "disk", "7 nodes", "é", "[note]"]), TEXT,
+                   st.sampled_from([".", "?", "", " ok", "!\n"])).map(lambda t: f"{t[0]} {t[1]}{t[2]}")
+
+
+@given(turns=st.lists(st.tuples(st.sampled_from(["user", "user", "assistant"]), KINDED), min_size=2, max_size=30),
+       compaction=st.sampled_from(STRATEGIES), budget=st.integers(20, 400), tail=st.booleans(),
+       system=st.sampled_from(["Be brief.", "Answer in French!", "Rules:\n", "é"]))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_dropped_messages_of_one_kind_cost_alone_as_the_reference_says(turns, compaction, budget, tail, system):
+    recent = [Message(role=role, content=text, id=f"m{i}") for i, (role, text) in enumerate(turns)]
+    data = {"system": [Message(role="system", content=system)], "recent": recent}
+    if tail:
+        data["question"] = [Message(role="user", content="What now?", id="q")]
+    strategies = {"summarise-span": SummariseSpan(Fixed(), max_summary_tokens=16)}
+    same_as_reference(plan_for(compaction, budget, tail), default_counter(), strategies, data)

@@ -312,6 +312,8 @@ class TokenCounter(ABC):
         tell (a template of its own, a renderer it does not know)."""
         return True
 
+    counts_with_text = False  # whether ``count_and_render_text`` costs what ``count_reusing_texts`` costs (``HFCounter``)
+
     def count_and_render_text(self, messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition]
                               ) -> tuple[int, str] | None:
         """``(count_reusing_texts(...), render_text(...))`` from one rendering of the request, where a counter can

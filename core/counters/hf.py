@@ -176,6 +176,11 @@ class HFCounter(TemplateReading, TokenCounter):
         return self.count_and_render_text(messages, tools)[0]
 
     @property
+    def counts_with_text(self) -> bool:
+        """``count_reusing_texts`` is ``count_and_render_text``'s count: asking the pair costs nothing more."""
+        return type(self).count_reusing_texts is HFCounter.count_reusing_texts
+
+    @property
     def texts_as_pieces(self) -> bool:
         """Whether ``text_token_count`` is the call that tokenises a piece (the Rust tokenizer's batch encode): its
         counts then serve as the counts of pieces with the same text (``hf_pieces.count_known``)."""

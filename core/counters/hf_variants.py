@@ -79,6 +79,7 @@ class HFVariants(Splices):
         self.prompt_tokens = total - through
         self._prefixes: dict[int, str | None] = {}  # renders of prefixes, by their length
         self._finder = Finder(whole)  # (``_find``, ``_only_place``: the render indexed once scans cost as much)
+        self._places_memo: dict[tuple, list] = {}  # (``_placed``)
         self.turn_start = []  # the last user message at or before each message (0 when none)
         for k, x in enumerate(self.m):
             self.turn_start.append(k if x.role == "user" else (self.turn_start[-1] if k else 0))
@@ -236,10 +237,8 @@ class HFVariants(Splices):
             if not opening and closing and ended == k - 1 and self.whole.startswith(closing, cursor):
                 if self._tokens_before(cursor + len(closing)) is not None:
                     cut[k] = cursor + len(closing)
-            spellings = _spellings(self.m[k].content) if opening is not None else []
-            found = [(start, len(content)) for content in spellings
-                     for start in [self._find(opening + content, cursor, strict)] if start >= 0]
-            if found and lost and not self._only_place(opening, spellings, cursor, strict):
+            found, only = self._placed(k, opening, cursor, strict, lost)
+            if not only:
                 found = []  # (the first place it is written after the cursor may be an earlier message's)
             if not found:
                 lost = True
@@ -250,6 +249,25 @@ class HFVariants(Splices):
             cursor = start + len(opening) + length
             ended, lost = k, False
         return cut
+
+    def _placed(self, k: int, opening: str | None, cursor: int, strict: bool, lost: bool) -> tuple[list, bool]:
+        """Where message ``k``'s text (any spelling) is first written with ``opening`` before it from ``cursor`` on, as
+        ``(start, length)`` pairs, and, after a message not located (``lost``), whether at one place only
+        (``_only_place``). Remembered by those values: each slice's render may teach an opening, and ``_locate`` then
+        runs again over every message, most of them at the cursor they had before."""
+        key = (k, opening, cursor, strict)
+        known = self._places_memo.get(key)
+        if known is None:
+            spellings = _spellings(self.m[k].content) if opening is not None else []
+            found = [(start, len(content)) for content in spellings
+                     for start in [self._find(opening + content, cursor, strict)] if start >= 0]
+            known = self._places_memo[key] = [found, spellings, None]
+        found = known[0]
+        if not found or not lost:
+            return found, True
+        if known[2] is None:
+            known[2] = self._only_place(opening, known[1], cursor, strict)
+        return found, known[2]
 
     def _only_place(self, opening: str, spellings: list[str], cursor: int, strict: bool) -> bool:
         """Whether a message's opening and text are written at one place only from ``cursor`` on (any spelling):

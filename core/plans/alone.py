@@ -28,7 +28,11 @@ class AloneCosts:
         if ctx[2]:
             return [self.alone_cost(name, m) for m in entries]
         # Alone between the same neighbours, an entry's constant is its kind's and its text's ends' (the key
-        # ``_constant`` learns it by): once a walk has met that key checked, the rest of its kind take it.
+        # ``_constant`` learns it by): once a walk has met that key checked, the rest of its kind take it. That holds
+        # where the entry moves the system text too (a user message alone starts the last run of user messages):
+        # walked alone from one state, every entry has the same run starts, so the same lead, the same message the
+        # system text leaves and, for the one it goes to, the entry itself (its text's start, in the kind) or the
+        # same earlier one; the key holds those seams, the lead is the same for the whole call.
         memo, kinds, out = self._scope(), {}, []
         rewritten = self.counter.rewrite_test() or _never
         whole: list | None = None  # the section left empty, counted once, where an entry is cheaper counted whole
@@ -51,7 +55,7 @@ class AloneCosts:
                 continue
             out.append(costs[0])
             step = self._last_step
-            if kind is not None and step is not None and step[0] is not None and not step[1]:
+            if kind is not None and step is not None and step[0] is not None:
                 kinds[kind] = (costs[0] - self.counter.text_count(m.content), step[0])
         return out
 

@@ -98,9 +98,11 @@ class PlanCounts:
             messages = [ChatMessage(role="user", content="")]
         before = self.counter.full_counts
         try:
+            self._counted_text = None
             value = self._count(messages)
             if self.counter.full_counts != before:  # counted whole just now, not from the cache
                 self._last_whole = (view, value)
+                self._last_text = self._counted_text
             return value
         except CounterError as exc:
             if not exact:
@@ -169,6 +171,9 @@ class PlanCounts:
     # the emitted prompt's messages as counted and their rendered text, where the count gave it (``count_and_render_text``)
     final_rendered: tuple[list, str] | None = None
     _last_whole: tuple[dict, int] | None = None  # the prompt last counted whole by ``total`` and its count
+    # its messages and rendered text, where that count gave the text (``_counted_text``, set by ``_count``)
+    _last_text: tuple[list, str] | None = None
+    _counted_text: tuple[list, str] | None = None
     final_value: int | None = None  # the emitted prompt's count, once counted
 
     def final_total(self) -> int:
@@ -182,6 +187,10 @@ class PlanCounts:
         if last is not None and all(len(last[0][k]) == len(v) and all(map(operator.is_, last[0][k], v))
                                     for k, v in self.current.items()):
             self.final_value = last[1]
+            text = self._last_text  # (its text: the template check and the variant counts render nothing again)
+            if text is not None and len(text[0]) == len(messages) and all(
+                    a is b or a == b for a, b in zip(text[0], messages)):
+                self.final_rendered = (messages, text[1])
             return last[1]
         before = self.counter.full_counts
         try:

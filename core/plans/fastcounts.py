@@ -116,14 +116,15 @@ class FastPlanCounts(AloneCosts, ChainCosts, PassageCosts, SliceCosts, PlanCount
             # the committed prompt itself (the check that no section is over its allowance): counted whole, and
             # the prompt without the section is a variant of it
             with_them = self.total({name: committed})
-            last = self._last_whole
+            last, last_text = self._last_whole, self._last_text
             if not self._running_checked:
                 self._check_running(with_them)
             without = self._left_out(name, with_them)
             if without is not None:
                 return with_them - without
             without = self.total({name: []})
-            self._last_whole = last  # the emitted prompt is the one counted whole last (``final_total``)
+            self._last_whole, self._last_text = last, last_text  # the emitted prompt is the one counted whole last
+            # (``final_total``)
             return with_them - without
         without = self._without(name)
         return self.total({name: list(entries)}) - without
@@ -165,6 +166,11 @@ class FastPlanCounts(AloneCosts, ChainCosts, PassageCosts, SliceCosts, PlanCount
         """A complete count with the counter's span memo (``TokenCounter.count_reusing_texts``): the prompt is
         rendered whole each time and only a span already tokenised as an item's text is not tokenised again; the
         reference method (``PlanCounts``) keeps the plain count."""
+        if self.counter.counts_with_text:  # the same count, its rendered text kept beside it (``final_total``)
+            both = self.counter.count_and_render_text(messages, self.tools)
+            if both is not None:
+                self._counted_text = (messages, both[1])
+                return both[0]
         return self.counter.count_reusing_texts(messages, self.tools)
 
     def _count_whole(self, messages: list[ChatMessage]) -> tuple[int, list[int] | None]:
