@@ -14,13 +14,21 @@ from core.plans.model import Message
 from core.plans.summaries import _dumped, _span_hash
 
 TEXT = st.one_of(st.none(), st.text(max_size=20), st.sampled_from(["", "é\u0301", "\ud800", "a\nb", "\"q\""]))
+# a tool call's argument values: JSON's own (dumped as they are, directly) and what JSON mode converts (a tuple, a set,
+# an infinite float, an int subclass, bytes, a non-string key): pydantic's dump for those
+SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=4),
+                   st.sampled_from([(1, 2), frozenset({3}), b"raw", float("inf"), float("nan")]))
+ARGUMENT = st.recursive(SCALAR, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    st.dictionaries(st.integers(0, 3), inner, max_size=2)), max_leaves=8)
 MESSAGES = st.builds(
     Message, role=st.sampled_from(["system", "user", "assistant", "tool"]), content=TEXT,
     id=st.one_of(st.none(), st.text(max_size=8)), pinned=st.booleans(),
     tool_calls=st.one_of(st.just([]), st.lists(st.builds(ToolCall, id=st.text(min_size=1, max_size=6),
                                                           name=st.sampled_from(["f", "g"]),
                                                           arguments=st.dictionaries(st.text(max_size=3),
-                                                                                    st.integers(), max_size=2)),
+                                                                                    ARGUMENT, max_size=3),
+                                                          raw_arguments=st.none() | st.text(max_size=4)),
                                                max_size=2)),
     tool_call_id=st.one_of(st.none(), st.text(max_size=6)),
     score=st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False), st.integers(-3, 3)),

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Protocol, Sequence
 
+from ..contracts import ToolCall
 from ..errors import AssemblyCancelled, ContextBudgetError, InputFileError
 from ..waiting import call_cancellable
 from .model import Message
@@ -47,19 +49,58 @@ _TEXT_FIELDS = ("role", "content", "id", "tool_calls", "tool_call_id", "score", 
 
 
 def _dumped(m: Message) -> dict:
-    """``m.model_dump(mode="json", exclude={"pinned"})``: written directly for a message without tool calls whose
-    values are already what JSON mode gives (strings or None, a float score: a score copied in as ``1`` or ``True``
-    without validation is dumped ``1.0`` by pydantic), as pydantic's dump for any other (a span of a few hundred
-    messages was hashed at 5 us a message)."""
-    if (type(m) is Message and not m.tool_calls and _PLAIN_DUMP and m.role.__class__ is str
+    """``m.model_dump(mode="json", exclude={"pinned"})``: written directly for a message whose values are already
+    what JSON mode gives (strings or None, a float score: a score copied in as ``1`` or ``True`` without validation is
+    dumped ``1.0`` by pydantic; tool calls whose arguments are JSON's own values, ``_calls_dumped``), as pydantic's
+    dump for any other (a span of a few hundred messages was hashed at 5 us a message)."""
+    if (type(m) is Message and _PLAIN_DUMP and m.role.__class__ is str
             and (m.score is None or m.score.__class__ is float)
             and all(v is None or v.__class__ is str for v in (m.content, m.id, m.tool_call_id, m.source))):
-        return {"role": m.role, "content": m.content, "id": m.id, "tool_calls": [], "tool_call_id": m.tool_call_id,
-                "score": m.score, "source": m.source}
+        calls = _calls_dumped(m.tool_calls) if m.tool_calls else []
+        if calls is not None:
+            return {"role": m.role, "content": m.content, "id": m.id, "tool_calls": calls,
+                    "tool_call_id": m.tool_call_id, "score": m.score, "source": m.source}
     return m.model_dump(mode="json", exclude={"pinned"})
 
 
+def _calls_dumped(calls: list) -> list[dict] | None:
+    """Each call's dump in JSON mode (``raw_arguments`` left out when ``None``, as its serializer leaves it), where the
+    call is a ``ToolCall`` of this model's fields whose arguments hold JSON's own values only (``_json_native``: JSON
+    mode gives them as they are); ``None`` for any other."""
+    out = []
+    for c in calls:
+        if (type(c) is not ToolCall or not _PLAIN_CALL or c.id.__class__ is not str or c.name.__class__ is not str
+                or not (c.raw_arguments is None or c.raw_arguments.__class__ is str)):
+            return None
+        try:
+            native = _json_native(c.arguments)
+        except RecursionError:  # (arguments nested past the interpreter's limit: pydantic's dump says what it does)
+            return None
+        if not native:
+            return None
+        out.append({"id": c.id, "name": c.name, "arguments": c.arguments} if c.raw_arguments is None else
+                   {"id": c.id, "name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments})
+    return out
+
+
+def _json_native(value: Any) -> bool:
+    """Whether ``value`` is made of JSON's own values only (``str``, ``int``, ``bool``, ``None``, a finite ``float``,
+    lists, dicts with string keys: exactly those types), which pydantic's JSON mode gives as they are (a tuple, a set, an
+    ``int`` subclass or an infinite float it would give otherwise)."""
+    kind = value.__class__
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is list:
+        return all(map(_json_native, value))
+    if kind is dict:
+        return all(k.__class__ is str for k in value) and all(map(_json_native, value.values()))
+    return False
+
+
 _PLAIN_DUMP = tuple(Message.model_fields) == _TEXT_FIELDS[:3] + ("pinned",) + _TEXT_FIELDS[3:]  # (this model's fields)
+_PLAIN_CALL = tuple(ToolCall.model_fields) == ("id", "name", "arguments", "raw_arguments")
 
 
 # ---------------------------------------------------------------------------------------------
