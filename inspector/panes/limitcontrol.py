@@ -44,10 +44,21 @@ class LimitControl(QWidget):
     def setValue(self, value: int) -> None:
         self.spin.setValue(value)
 
+    def blank(self) -> None:
+        """Show no figure (a dash, the slider at rest) without reporting a change: nothing is loaded to edit."""
+        for widget in (self.slider, self.spin):
+            widget.blockSignals(True)
+        self.slider.setRange(0, 0)
+        self.spin.setSpecialValueText("—")  # (shown while the value is the minimum)
+        self.spin.setValue(self.spin.minimum())
+        for widget in (self.slider, self.spin):
+            widget.blockSignals(False)
+
     def load(self, value: int, low: int, high: int) -> None:
         """Show ``value`` on a slider from ``low`` to ``high`` without reporting a change."""
         for widget in (self.slider, self.spin):
             widget.blockSignals(True)
+        self.spin.setSpecialValueText("")  # (a recorded 0 is a figure: ``blank``'s dash is gone)
         # Qt's sliders and spin boxes hold 32-bit ints: a recorded limit beyond that is shown clamped
         value, low, high = (min(v, QT_INT_MAX) for v in (value, low, high))
         self.slider.setRange(low, max(high, value, min(low + 1, QT_INT_MAX)))

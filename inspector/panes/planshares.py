@@ -40,6 +40,13 @@ class PlanShares(QGroupBox):
         self.pins.itemChanged.connect(self.changed)
         self.table.itemChanged.connect(self.changed)
 
+    def clear(self) -> None:
+        """No plan loaded: no shares nor pins, hidden."""
+        self.table.setRowCount(0)
+        self.pins.clear()
+        self._loaded_shares = {}
+        self.hide()
+
     def load(self, base: ReplayBase) -> None:
         """The recording's shares and pins (shown only for a plan)."""
         self.setVisible(base.is_plan)

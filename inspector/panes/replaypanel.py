@@ -161,9 +161,18 @@ class ReplayPanel(QWidget):
         return self._base
 
     def set_read_only(self, note: str) -> None:
-        """Nothing to replay here (a recording without its request, an unreadable entry): say why."""
+        """Nothing to replay here (a recording without its request, an unreadable entry): say why, and show no
+        figures (greyed controls holding the last row's limits read as this row's)."""
         self._base = None
         self.note.setText(note)
+        self._loading = True
+        try:
+            for control in (self.limit, self.reserve, self.margin):
+                control.blank()
+            self.fill_list.clear()
+            self.plan_box.clear()
+        finally:
+            self._loading = False
         self.controls.setEnabled(False)
         self.reset_button.setEnabled(False)
         self.save_button.setEnabled(False)

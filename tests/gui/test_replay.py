@@ -436,3 +436,42 @@ def test_an_unreadable_row_leaves_no_other_rows_limits_on_the_what_if_chart(repl
     assert "Read-only" in window.replay_panel.note.text() and not chart.points
     (x0, x1), (y0, y1) = chart.view.viewRange()
     assert (x0, x1, y0, y1) == (0, 1, 0, 1)
+
+
+def test_an_unreadable_row_shows_no_other_rows_figures_in_the_controls(replaying, qtbot, fixtures_dir, tmp_path):
+    """The greyed controls of a row with nothing to replay hold no figures (a dash, no fill order), not the limits of
+    the row shown before (1,050 tokens after the demo, seen in a screenshot of an unreadable JSONL line); a readable
+    row selected again shows its own, a recorded 0 as 0."""
+    data = json.loads((fixtures_dir / DEMO).read_text(encoding="utf-8"))
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps(data) + "\n" + '{"broken": \n', encoding="utf-8")
+    window = replaying(path)
+    panel = window.replay_panel
+    limit = panel.limit.value()
+    assert limit == data["context_limit"] and panel.fill_list.count() > 0
+    window.select_proxy_row(1)
+    qtbot.waitUntil(lambda: panel.base is None and window.is_idle(), timeout=180000)
+    for control in (panel.limit, panel.reserve, panel.margin):
+        assert control.spin.text() == "—" and control.slider.maximum() == 0
+    assert panel.fill_list.count() == 0 and not panel.plan_box.isVisible()
+    assert window.replay_outcome is None
+    window.select_proxy_row(0)
+    qtbot.waitUntil(lambda: panel.base is not None and window.is_idle(), timeout=180000)
+    assert panel.limit.value() == limit and panel.limit.spin.text() != "—"
+    assert panel.margin.spin.text().startswith(str(data["margin"]))
+
+
+def test_a_blank_limit_control_shows_a_dash_and_a_recorded_zero_after_it(qtbot):
+    """``blank`` shows a dash without reporting a change; a figure loaded after it, 0 included, is shown as itself."""
+    from inspector.panes.limitcontrol import LimitControl
+
+    control = LimitControl("Margin")
+    qtbot.addWidget(control)
+    changes: list[int] = []
+    control.valueChanged.connect(changes.append)
+    control.load(32, 0, 64)
+    control.blank()
+    assert control.spin.text() == "—" and control.slider.maximum() == 0
+    control.load(0, 0, 64)
+    assert control.value() == 0 and control.spin.text() == "0 tokens" and control.slider.maximum() == 64
+    assert changes == []
