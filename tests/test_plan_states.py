@@ -70,3 +70,19 @@ def test_a_list_grown_at_the_front_keeps_few_pieces_and_moves_each_state_a_few_t
         assert len(states.pieces) <= 2 * math.log2(k + 2) + 2
     assert states.read(0, len(states)) == model
     assert len(moves) < 2000 * 2 * math.log2(2000)  # the quadratic moved about 2,000,000
+
+
+@given(first=st.lists(st.integers(0, 99), max_size=12),
+       steps=st.lists(st.tuples(st.integers(0, 14), st.lists(st.integers(0, 99), max_size=4), st.integers(0, 14)),
+                      max_size=30), bounds=st.lists(st.tuples(st.integers(-3, 40), st.integers(-3, 40)), max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_a_total_of_costs_is_the_sum_of_what_read_gives(first, steps, bounds):
+    """``Pieces.total`` (the sum of a stretch of a walk's costs, ``chains._sum_before``) is ``sum(read(...))``, clamped
+    alike, for any pieces the walks make of costs."""
+    model, pieces = list(first), Pieces.of(list(first))
+    for p, walked, at in steps:
+        p, at = min(p, len(model)), min(at, len(model))
+        model = model[:p] + walked + model[at:]
+        pieces = pieces.head(p) + Pieces.of(list(walked)) + pieces.tail_from(at)
+        for a, b in bounds + [(0, len(model)), (0, p), (at, len(model))]:
+            assert pieces.total(a, b) == sum(pieces.read(a, b)) == sum(model[max(a, 0):max(b, 0)])

@@ -25,7 +25,7 @@ def _sum_before(costs: Pieces, at: int, total: int) -> int:
     """``sum(costs[:at])`` from the shorter side, ``total`` being ``sum(costs)``."""
     if at <= 0:
         return 0
-    return sum(costs.read(0, at)) if at <= len(costs) // 2 else total - sum(costs.read(at, len(costs)))
+    return costs.total(0, at) if at <= len(costs) // 2 else total - costs.total(at, len(costs))
 
 
 class ChainCosts(SmallPrompts, SectionContext):
@@ -152,7 +152,15 @@ class ChainCosts(SmallPrompts, SectionContext):
         last list's costs are taken over from the first entry whose state is the one it had there."""
         (name, before, blocks, after, after_text, systems, earlier, later, reaches, follow, stub_end,
          after_seam, around, _) = ctx
-        if around or (after is not None and self._closes_long(name)):  # (``_make_chain_context``, ``_closes_long``):
+        # what the walk reads of the counter and the prompt around the section: the same until a commit (``_ctx_memo``
+        # is cleared there), taken once per chain context
+        prep = self._ctx_memo.get((name, "walk"))
+        if prep is None or prep[0] is not ctx:
+            prep = self._ctx_memo[(name, "walk")] = (
+                ctx, after is not None and self._closes_long(name), self._closing(name) if after is not None else None,
+                self.counter.writes_by_turn(), self.counter.rewrite_test() or _never)
+        _, closes_long, closing, by_turn, rewritten = prep
+        if around or closes_long:  # (``_make_chain_context``, ``_closes_long``):
             return None, None  # each entry counted in its place instead
         host = next((k for k, m in enumerate(entries) if m.role == "user"), None) if blocks else None
         size = len(earlier)
@@ -170,9 +178,7 @@ class ChainCosts(SmallPrompts, SectionContext):
         # without passages written into a message, every text is its message's own (frozen) content: the objects
         # name the seams, and a step is known by them alone
         by_objects = not self.sources
-        by_turn = self.counter.writes_by_turn()
-        closing = self._closing(name) if after is not None else None  # (in a step's key: it may change at a commit)
-        rewritten = self.counter.rewrite_test() or _never
+        # (``closing`` is in a step's key: it may change at a commit)
         for k in range(k0, len(entries)):
             message = entries[k]
             if resume is not None and k >= resume[3]:

@@ -128,6 +128,21 @@ class Pieces:
             return seq[first + start:first + stop]
         return _read(self._cut(start, stop))[0]
 
+    def total(self, start: int, stop: int) -> int:
+        """``sum(self.read(start, stop))`` of a list of numbers (a chain walk's costs: no shift applies), without the
+        list read: each piece's stretch summed where it lies."""
+        start, stop = max(start, 0), min(stop, self.size)
+        out, at = 0, 0
+        for seq, first, last, _ in self.pieces:
+            size = last - first
+            lo, hi = max(start - at, 0), min(stop - at, size)
+            if lo < hi:
+                out += sum(seq[first + lo:first + hi]) if hi - lo < size else sum(seq[first:last])
+            at += size
+            if at >= stop:
+                break
+        return out
+
     def _cut(self, start: int, stop: int) -> list[tuple[list, int, int, tuple[int, int]]]:
         """The pieces of the items from ``start`` to ``stop`` (none empty)."""
         if len(self.pieces) == 1:
