@@ -298,14 +298,19 @@ class ChainCosts(SmallPrompts, SectionContext):
         seam depend on the characters beside it, so the key holds the text at that seam as well."""
         # the ends of its text: a template may trim whitespace, and a pre-tokenizer may join a closing
         # run of punctuation or whitespace with what follows
-        before_kind, kind, after_kind = _kind(previous), _kind(message), _kind(after)
+        # (``_kind`` of each, inline: a first walk asks this of every entry)
+        before_kind = None if previous is None else previous.role + "+calls" if previous.tool_calls else previous.role
+        kind = message.role + "+calls" if message.tool_calls else message.role
+        after_kind = None if after is None else after.role + "+calls" if after.tool_calls else after.role
         key: list = ["message", before_kind, message.role, after_kind, _seam_start(text), _seam_end(text)]
         # (``_joins`` of each pair, each kind made once)
         joined_before, joined_after = before_kind is not None and before_kind == kind, after_kind == kind
         parted = before_kind is not None and before_kind == after_kind
-        for t, at_seam in ((previous_text, joined_before or parted), (after_text, joined_after or parted)):
-            if at_seam and (not t or t[0].isspace() or not t.strip()):
-                return None, None  # a neighbour of whitespace only lets the seams beside it run together
+        # a neighbour of whitespace only lets the seams beside it run together
+        if (joined_before or parted) and (not previous_text or previous_text[0].isspace() or not previous_text.strip()):
+            return None, None
+        if (joined_after or parted) and (not after_text or after_text[0].isspace() or not after_text.strip()):
+            return None, None
         if joined_before:
             key.append(("seam-before", _seam_end(previous_text), _seam_start(text)))
         if joined_after:
@@ -326,7 +331,7 @@ class ChainCosts(SmallPrompts, SectionContext):
                         if old_first is not message else text), _seam_start(self._text(new_first)
                         if new_first is not message else text)))
         key = tuple(key)
-        memo = self._scope()
+        memo = self._scope_memo if self._scope_memo is not None else self._scope()
         known = memo.get(key)
         if known == _UNSTABLE:
             return None, key
