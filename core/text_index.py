@@ -85,6 +85,10 @@ class Finder:
         self.text = text
         self._index: Occurrences | None = None
         self._scanned = 0
+        # answers looked for past the near window, by needle: where it was not written from on (the least such start),
+        # and the last place found with the start it was looked for from (every start between them finds that place)
+        self._absent: dict[str, int] = {}
+        self._found: dict[str, tuple[int, int]] = {}
 
     def find(self, needle: str, start: int = 0) -> int:
         text = self.text
@@ -94,11 +98,23 @@ class Finder:
         found = text.find(needle, start, end)
         if found >= 0 or end >= len(text):
             return found
+        absent = self._absent.get(needle)
+        if absent is not None and start >= absent:  # (not written from an earlier start: nor from this one)
+            return -1
+        known = self._found.get(needle)
+        if known is not None and known[0] <= start <= known[1]:  # (the first place from there is this one's too)
+            return known[1]
         places = self.places(needle, start, 1)
         if places is None:
             self._scanned += len(text) - start
-            return text.find(needle, start)
-        return places[0] if places else -1
+            found = text.find(needle, start)
+        else:
+            found = places[0] if places else -1
+        if found < 0:
+            self._absent[needle] = start if absent is None else min(absent, start)
+        else:
+            self._found[needle] = (start, found)
+        return found
 
     def places(self, needle: str, start: int, most: int) -> list[int] | None:
         """``Occurrences.places`` in the text once it is indexed; ``None`` (the caller scans) before, or where the index

@@ -92,3 +92,35 @@ def test_boundaries_are_located_alike_with_the_index_and_without(name, seed, mon
         variants._places_memo.clear()
         assert variants._locate() == variants.cut
         assert variants._locate(variants.seam_opening, variants.seam_closing) == variants.seam_cut
+
+
+@pytest.mark.parametrize("name", ["qwen3", "gemma4"])
+def test_the_first_spelling_is_the_least_of_every_spelling_looked_for_whole(name):
+    """``_first_spelling`` looks for a message's spellings last first, each after the first only up to where it could
+    still start first: the least ``(start, length)`` of them all looked for to the render's end (``_find``), for every
+    message, from its own place, from the start and from random cursors, strict or not, with each kind's opening."""
+    from core.counters.hf_splices import _specific, _spellings
+
+    counter = real(name)
+    messages, tools = request(60, 3), [TOOL]
+    variants = counter.variant_counts(messages, tools, counter.count(messages, tools))
+    assert variants is not None
+    rng = random.Random(5)
+    openings = {o for o in list(variants.opening.values()) + list(variants.seam_opening.values()) if o} | {""}
+    compared = 0
+    for k in range(1, variants.n):
+        spellings = _spellings(variants.m[k].content)
+        if not spellings:
+            continue
+        for raw in openings:
+            opening = _specific(raw, variants.m[k])
+            if opening is None:
+                continue
+            for cursor in {0, variants.cut.get(k, 0), rng.randrange(len(variants.whole))}:
+                for strict in (False, True):
+                    every = [(start, len(s)) for s in spellings
+                             for start in [variants._find(opening + s, cursor, strict)] if start >= 0]
+                    assert variants._first_spelling(opening, spellings, cursor, strict) == \
+                        (min(every) if every else None), (k, opening, cursor, strict)
+                    compared += 1
+    assert compared > 500

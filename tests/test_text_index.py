@@ -95,6 +95,30 @@ def test_a_finder_finds_as_str_find(data):
         text_index.NEAR, text_index.INDEX_AFTER = old
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_a_finder_asked_again_from_other_starts_finds_as_str_find(data):
+    """The same needles asked again and again from starts in any order (the variant counts locate every message again
+    after each opening a slice teaches): the places and absences ``Finder`` remembers give ``str.find``'s answer."""
+    from core import text_index
+
+    alphabet = data.draw(st.sampled_from(["ab", "abc", "ab \n"]))
+    text = data.draw(st.text(alphabet=alphabet, min_size=20, max_size=300))
+    near = data.draw(st.sampled_from([0, 1, 5]))
+    needles = data.draw(st.lists(st.one_of(
+        st.builds(lambda a, n: text[a:a + n], st.integers(0, len(text) - 1), st.integers(1, 12)),
+        st.text(alphabet=alphabet, min_size=1, max_size=8)), min_size=1, max_size=4))
+    finder = text_index.Finder(text)
+    old = text_index.NEAR
+    text_index.NEAR = near
+    try:
+        for needle, start in data.draw(st.lists(st.tuples(st.sampled_from(needles), st.integers(0, len(text) + 2)),
+                                                min_size=1, max_size=30)):
+            assert finder.find(needle, start) == text.find(needle, start), (needle, start)
+    finally:
+        text_index.NEAR = old
+
+
 def test_what_a_long_render_leaves_out_is_found_alike_with_its_index(monkeypatch):
     """``core.rendered.missing_messages`` over a long render that leaves out the reasoning of most replies (as Qwen3
     writes earlier replies): the same answer with the render indexed from the start, never, and by ``_present``."""

@@ -155,6 +155,35 @@ class Splices:
         return start
 
 
+    def _first_spelling(self, opening: str, spellings: list[str], cursor: int, strict: bool) -> tuple[int, int] | None:
+        """The least ``(start, length)`` of ``opening`` and a spelling written from ``cursor`` on (``_find``), or
+        ``None``. The spellings are looked for last first (the text without its reasoning, which a template may leave
+        out, is written where the whole is not), each after the first only up to where it would start no later than
+        the least so far: a spelling the render does not hold is not looked for to its end."""
+        best: tuple[int, int] | None = None
+        for content in reversed(spellings):
+            text = opening + content
+            start = self._find(text, cursor, strict) if best is None else self._find_before(
+                text, cursor, strict, best[0] + len(text))
+            if start >= 0 and (best is None or (start, len(content)) < best):
+                best = (start, len(content))
+        return best
+
+    def _find_before(self, text: str, cursor: int, strict: bool, stop: int) -> int:
+        """``_find`` of a ``text`` that ends by ``stop``: where it is written so first from ``cursor``, else -1 (a place
+        ``_find`` would give past that, or none)."""
+        whole = self.whole
+        start = whole.find(text, cursor, stop)
+        if strict and len(text) < STRICT_CHARS:
+            for _ in range(64):
+                if start < 0 or whole.startswith(self.added, start + len(text)):
+                    break
+                start = whole.find(text, start + 1, stop)
+            else:
+                return -1
+        return start
+
+
 def _common_prefix(a: str, b: str) -> int:
     """Length of the longest common prefix of ``a`` and ``b`` (a binary search of C-level comparisons)."""
     lo, hi = 0, min(len(a), len(b))

@@ -252,16 +252,15 @@ class HFVariants(Splices):
 
     def _placed(self, k: int, opening: str | None, cursor: int, strict: bool, lost: bool) -> tuple[list, bool]:
         """Where message ``k``'s text (any spelling) is first written with ``opening`` before it from ``cursor`` on, as
-        ``(start, length)`` pairs, and, after a message not located (``lost``), whether at one place only
-        (``_only_place``). Remembered by those values: each slice's render may teach an opening, and ``_locate`` then
-        runs again over every message, most of them at the cursor they had before."""
+        ``[(start, length)]`` (the least pair: ``_first_spelling``; ``[]``: none), and, after a message not located
+        (``lost``), whether at one place only (``_only_place``). Remembered by those values: each slice's render may
+        teach an opening, and ``_locate`` then runs again over every message, most of them at their cursor before."""
         key = (k, opening, cursor, strict)
         known = self._places_memo.get(key)
         if known is None:
             spellings = _spellings(self.m[k].content) if opening is not None else []
-            found = [(start, len(content)) for content in spellings
-                     for start in [self._find(opening + content, cursor, strict)] if start >= 0]
-            known = self._places_memo[key] = [found, spellings, None]
+            first = self._first_spelling(opening, spellings, cursor, strict) if spellings else None
+            known = self._places_memo[key] = [[first] if first else [], spellings, None]
         found = known[0]
         if not found or not lost:
             return found, True
