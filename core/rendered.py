@@ -95,14 +95,39 @@ def _call_present(present: "_InOrder", name: str, arguments: dict) -> bool:
     return all(present(str(v)) for v in values if str(v).strip())
 
 
+def without_reasoning(text: str) -> str | None:
+    """``text`` as a template that leaves reasoning out writes it, where it holds reasoning markup: after its last
+    ``</think>`` (Qwen3 and DeepSeek-R1 write earlier replies so), or without its ``<|channel>...<channel|>`` blocks
+    (Gemma 4's ``strip_thinking``); ``None`` where it holds neither."""
+    if "</think>" in text:
+        text = text.split("</think>")[-1]
+    elif "<|channel>" in text:
+        text = "".join(part.split("<|channel>")[0] if "<|channel>" in part else part
+                       for part in text.split("<channel|>"))
+    else:
+        return None
+    return text.strip()
+
+
+def _text_present(present: _InOrder, text: str) -> bool:
+    """Whether a message's text is in the render: as it is (``_InOrder``), or without its reasoning where it holds
+    some (a template that leaves reasoning out of earlier replies writes the rest; a reply of reasoning alone is
+    written empty). That spelling is looked for first: the whole text, reasoning and all, is not written there."""
+    answer = without_reasoning(text)
+    if answer is not None and (not answer or present(answer)):
+        return True
+    return present(text)
+
+
 def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefinition], rendered: str
                      ) -> dict[int, str]:
-    """Message index -> what of it the rendered text lacks."""
+    """Message index -> what of it the rendered text lacks (a reply whose reasoning alone the template leaves out
+    lacks nothing: it is in the prompt, without that)."""
     missing: dict[int, str] = {}
     present = _InOrder(rendered)
     for i, m in enumerate(messages):
         lacks = []
-        if m.content and m.content.strip() and not present(m.content):
+        if m.content and m.content.strip() and not _text_present(present, m.content):
             lacks.append(f"its text ({len(m.content)} chars)")
         for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
             if not _call_present(present, call.name, call.arguments):

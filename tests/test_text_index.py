@@ -121,10 +121,11 @@ def test_a_finder_asked_again_from_other_starts_finds_as_str_find(data):
 
 def test_what_a_long_render_leaves_out_is_found_alike_with_its_index(monkeypatch):
     """``core.rendered.missing_messages`` over a long render that leaves out the reasoning of most replies (as Qwen3
-    writes earlier replies): the same answer with the render indexed from the start, never, and by ``_present``."""
+    writes earlier replies) and some replies whole: the same answer with the render indexed from the start, never,
+    and by ``_present`` (a reply is missing where neither its text nor its text without reasoning is written)."""
     from core import text_index
     from core.contracts import ChatMessage
-    from core.rendered import _present, missing_messages
+    from core.rendered import _present, missing_messages, without_reasoning
 
     rng = random.Random(5)
     words = [f"w{i}" for i in range(300)]
@@ -139,7 +140,7 @@ def test_what_a_long_render_leaves_out_is_found_alike_with_its_index(monkeypatch
         reasoning = f"<think>\n{said(12)}\n</think>\n\n" if t % 3 else ""
         messages += [ChatMessage(role="user", content=question), ChatMessage(role="assistant", content=reasoning + answer)]
         parts += [f"<|im_start|>user\n{question}<|im_end|>\n",
-                  f"<|im_start|>assistant\n{reasoning if t % 7 == 0 else ''}{answer}<|im_end|>\n"]
+                  "" if t % 5 == 0 else f"<|im_start|>assistant\n{reasoning if t % 7 == 0 else ''}{answer}<|im_end|>\n"]
     system = ChatMessage(role="system", content="Answer from the tools only. " + said(20))
     messages.insert(0, system)  # written last, as Mistral Nemo writes it, far from where the search starts
     parts.insert(-1, f"{system.content}\n\n")
@@ -148,5 +149,10 @@ def test_what_a_long_render_leaves_out_is_found_alike_with_its_index(monkeypatch
     for index_after in (0, float("inf")):
         monkeypatch.setattr(text_index, "INDEX_AFTER", index_after)
         answers.append(missing_messages(messages, [], rendered))
-    expected = {i for i, m in enumerate(messages) if not _present(rendered, m.content)}
-    assert answers[0] == answers[1] and set(answers[0]) == expected and len(expected) > 200 and 0 not in expected
+    def written(text: str) -> bool:
+        answer = without_reasoning(text)
+        return _present(rendered, text) or (answer is not None and (not answer or _present(rendered, answer)))
+
+    expected = {i for i, m in enumerate(messages) if not written(m.content)}
+    assert answers[0] == answers[1] and set(answers[0]) == expected and len(expected) > 60 and 0 not in expected
+    assert all(messages[i].role == "assistant" for i in expected)  # the replies left out whole, no other
