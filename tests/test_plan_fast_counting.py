@@ -495,19 +495,23 @@ def test_the_emitted_prompts_text_comes_with_the_last_whole_count(tmp_path, shap
 
     directory = tokenizer_factory.build_toy_tokenizer_dir(tmp_path / "tok")
     plan, data, tools = shape_plan(shape, 40, compaction)
-    given: list = []
     original = core.rendered.mark_not_rendered
+    for spec in (f"hf:{directory}", "mistral:"):
+        given: list = []
 
-    def spy(result, counter, **kwargs):
-        given.append(kwargs.get("rendered"))
-        return original(result, counter, **kwargs)
+        def spy(result, counter, **kwargs):
+            given.append(kwargs.get("rendered"))
+            return original(result, counter, **kwargs)
 
-    core.rendered.mark_not_rendered = spy
-    try:
-        fast = ContextAssembler(plan, make_counter(f"hf:{directory}")).assemble(data, tools=tools)
-    finally:
-        core.rendered.mark_not_rendered = original
-    assert given and given[-1] is not None
-    assert given[-1] == make_counter(f"hf:{directory}").render_text(fast.messages, fast.tools)
-    slow = ContextAssembler(plan, make_counter(f"hf:{directory}"), reference=True).assemble(data, tools=tools)
-    assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
+        core.rendered.mark_not_rendered = spy
+        try:
+            fast = outcome(ContextAssembler(plan, make_counter(spec)), data, tools=tools)
+        finally:
+            core.rendered.mark_not_rendered = original
+        slow = outcome(ContextAssembler(plan, make_counter(spec), reference=True), data, tools=tools)
+        if isinstance(slow, Exception):  # (Mistral refuses a tool result the plan left without its call)
+            assert str(fast) == str(slow) and spec == "mistral:"
+            continue
+        assert given and given[-1] is not None, spec
+        assert given[-1] == make_counter(spec).render_text(fast.messages, fast.tools)
+        assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()

@@ -250,6 +250,14 @@ class MistralCounter(TokenCounter):
         self.full_counts += 1
         return None if text is None else (value, text)
 
+    @property
+    def counts_with_text(self) -> bool:
+        """``count_and_render_text`` costs a few per cent more than ``count_reusing_texts`` here, and a render as much as
+        the count: a plan whose emitted prompt was counted last keeps its text rather than render it again."""
+        kind = type(self)
+        return (kind.count_reusing_texts is MistralCounter.count_reusing_texts
+                and kind.count_and_render_text is MistralCounter.count_and_render_text)
+
     def count_reusing_texts(self, messages, tools) -> int:
         """``count_whole_reusing_texts``, not looked up in ``count``'s cache nor kept there (a span-memo count answers
         only the default assembly, whose counts by selection are remembered by the builder): with every span it
