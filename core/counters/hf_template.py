@@ -5,7 +5,8 @@ tokenizer reads a message's first word in place as alone, and the message fields
 per counter (the first-word probe once per tokenizer, templates and template arguments)."""
 from __future__ import annotations
 
-from . import template_compare, template_probes, template_rewrites, template_state
+from ..errors import CounterError
+from . import template_compare, template_probes, template_prompt, template_rewrites, template_state
 
 
 # ``starts_alike_in_place`` by tokenizer, templates and template arguments (the first two held, so their ids are not
@@ -61,6 +62,27 @@ class TemplateReading:
                 hit = _STARTS[key] = (self._tokenizer, self._templates, found)
             self.__dict__["_starts"] = hit[2]
         return self.__dict__["_starts"]
+
+    def render_without_prompt(self, messages, tools, whole: str) -> str:
+        """``render_prompt(messages, tools, generation=False)`` of a request whose render with the generation prompt is
+        ``whole``: that render less the tail a one-message render shows where the templates write the prompt only at
+        their end, from nothing the messages change (``template_prompt.tail_only``; ``whole`` itself where they never
+        read the flag), else rendered."""
+        kind = self._syntax("_prompt_tail", template_prompt.tail_only)
+        if kind == "none":
+            return whole
+        if kind == "tail":
+            for few in (messages[-1:], messages[:2]):
+                try:
+                    with_it = self.render_prompt(few, tools, generation=True)
+                    without = self.render_prompt(few, tools, generation=False)
+                except CounterError:
+                    continue
+                tail = with_it[len(without):]
+                if with_it.startswith(without) and whole.endswith(tail):
+                    return whole[:len(whole) - len(tail)]
+                break
+        return self.render_prompt(messages, tools, generation=False)
 
     def compared_message_fields(self) -> frozenset[str]:
         """``core.counters.template_compare``; a template that cannot be read is taken to compare whole messages."""

@@ -53,7 +53,7 @@ class HFVariants(Splices):
         self.counter, self.m, self.tools, self.total = counter, list(messages), list(tools), total
         n = self.n = len(self.m)
         self.whole = whole = rendered if rendered is not None else counter.render_text(self.m, self.tools)
-        bare = counter.render_prompt(self.m, self.tools, generation=False)
+        bare = counter.render_without_prompt(self.m, self.tools, whole)
         eos = counter.eos_spelling()
         if not whole.startswith(bare) and eos and bare.endswith(eos):
             bare = bare[:-len(eos)]  # a template that ends with the end-of-text token when no reply is asked (Phi)
