@@ -89,16 +89,24 @@ def test_real_tokenizers_render_as_transformers_does(name, case):
     agree(real(name), messages, TOOLS if with_tools else [], generation)
 
 
-@pytest.mark.parametrize("key", sorted(tokenizer_factory.REAL_TEMPLATES))
-def test_real_world_templates_render_as_transformers_does(tmp_path, key):
+# a short tool-call conversation every real-world template is rendered with
+WEATHER = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Weather in Oslo?"),
+           ChatMessage(role="assistant", content=None, tool_calls=[
+               ToolCall(id="c1", name="get_weather", arguments={"city": "Oslo", "days": [1, 2], "x": None})]),
+           ChatMessage(role="tool", tool_call_id="c1", content='{"temp": 3}'),
+           ChatMessage(role="assistant", content="3 degrees."), ChatMessage(role="user", content="Thanks")]
+
+
+def real_world_counter(tmp_path, key: str):
+    """An ``hf:`` counter of a real-world template of ``tokenizer_factory.REAL_TEMPLATES`` (skipped when absent)."""
     if not tokenizer_factory.REAL_TEMPLATES[key].path.is_file():
         pytest.skip(f"{tokenizer_factory.REAL_TEMPLATES[key].path} is absent")
-    counter = make_counter(f"hf:{tokenizer_factory.build_real_tokenizer_dir(tmp_path / key, key)}")
-    messages = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Weather in Oslo?"),
-                ChatMessage(role="assistant", content=None, tool_calls=[
-                    ToolCall(id="c1", name="get_weather", arguments={"city": "Oslo", "days": [1, 2], "x": None})]),
-                ChatMessage(role="tool", tool_call_id="c1", content='{"temp": 3}'),
-                ChatMessage(role="assistant", content="3 degrees."), ChatMessage(role="user", content="Thanks")]
+    return make_counter(f"hf:{tokenizer_factory.build_real_tokenizer_dir(tmp_path / key, key)}")
+
+
+@pytest.mark.parametrize("key", sorted(tokenizer_factory.REAL_TEMPLATES))
+def test_real_world_templates_render_as_transformers_does(tmp_path, key):
+    counter, messages = real_world_counter(tmp_path, key), WEATHER
     for tools in ([], TOOLS):
         for generation in (True, False):
             agree(counter, messages, tools, generation)

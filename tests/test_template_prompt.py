@@ -8,10 +8,8 @@ import pytest
 import tokenizer_factory
 from hypothesis import HealthCheck, given, settings
 from real_hf import real
-from test_hf_direct import TOOLS, conversations
+from test_hf_direct import TOOLS, WEATHER, conversations, real_world_counter
 
-from core import make_counter
-from core.contracts import ChatMessage, ToolCall
 from core.counters.template_compare import _environment
 from core.counters.template_prompt import kind_of_source, tail_only
 
@@ -75,14 +73,7 @@ def test_the_real_tokenizers_syntax_is_read_as_expected():
 
 @pytest.mark.parametrize("key", sorted(tokenizer_factory.REAL_TEMPLATES))
 def test_real_world_templates_without_the_prompt_as_a_second_render(tmp_path, key):
-    if not tokenizer_factory.REAL_TEMPLATES[key].path.is_file():
-        pytest.skip(f"{tokenizer_factory.REAL_TEMPLATES[key].path} is absent")
-    counter = make_counter(f"hf:{tokenizer_factory.build_real_tokenizer_dir(tmp_path / key, key)}")
-    messages = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Weather in Oslo?"),
-                ChatMessage(role="assistant", content=None, tool_calls=[
-                    ToolCall(id="c1", name="get_weather", arguments={"city": "Oslo"})]),
-                ChatMessage(role="tool", tool_call_id="c1", content='{"temp": 3}'),
-                ChatMessage(role="assistant", content="3 degrees."), ChatMessage(role="user", content="Thanks")]
+    counter, messages = real_world_counter(tmp_path, key), WEATHER
     for tools in ([], TOOLS):
         for few in (messages, messages[:2], messages[:5]):
             try:
