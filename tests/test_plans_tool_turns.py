@@ -148,3 +148,52 @@ def test_dropped_tool_entries_are_counted_whole_only_where_the_prompt_around_the
     assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()
     assert any(e.decision == "dropped" and e.id.startswith(("c", "r")) for e in slow.trace)
     assert bool(whole) == (around == "short")
+
+
+def test_a_strategy_of_its_own_that_asks_about_equal_copies_is_answered_as_the_reference(toy_tokenizer_dir):
+    """A built-in strategy's lists are compared with the section's by ``==`` (they hold its own objects and notes
+    without tool calls); any other strategy's by identity, since an equal copy of a tool call may be written otherwise
+    (``1``, ``1.0`` and ``True`` compare equal). A strategy that asks about copies whose arguments differ only so gets
+    the reference's answer, and the built-ins are the ones trusted."""
+    from core.contracts import ToolCall
+    from core.plans.passages import BUILT_IN
+    from core.plans.strategies import CompactionOutcome, DropOldest
+
+    class Copying:
+        def compact(self, entries, *, budget_tokens, count):
+            copies = [m.model_copy(update={"tool_calls": [c.model_copy(update={"arguments": {"n": True}})
+                                                          for c in m.tool_calls]}) if m.tool_calls else m
+                      for m in entries]
+            kept = list(entries)
+            while kept and count(copies[len(entries) - len(kept):]) > budget_tokens:
+                kept.pop(0)
+            return CompactionOutcome(tuple(kept), tuple(entries[:len(entries) - len(kept)]))
+
+    class Mine(DropOldest):  # (a subclass may change what it asks: not trusted)
+        pass
+
+    assert DropOldest in BUILT_IN and Copying not in BUILT_IN and Mine not in BUILT_IN
+    history = []
+    for t in range(8):
+        call = ToolCall(id=f"call{t}", name="lookup", arguments={"n": 1})
+        history += [Message(role="user", content=f"How many on shelf {t}?", id=f"u{t}"),
+                    Message(role="assistant", content=None, tool_calls=[call], id=f"c{t}"),
+                    Message(role="tool", tool_call_id=call.id, content=f"{t} boxes", id=f"r{t}"),
+                    Message(role="assistant", content=f"Shelf {t} holds {t} boxes.", id=f"a{t}")]
+    tools = [ToolDefinition(name="lookup", description="Count boxes.",
+                            parameters={"type": "object", "properties": {"n": {"type": "integer"}}})]
+    for strategy in (Copying(), Mine()):
+        for budget in (120, 200, 320):
+            plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction="mine"),
+                                         SectionPlan("q", pinned=True)), budget_tokens=budget,
+                               custom_strategies=("mine",))
+            data = {"system": [Message(role="system", content="Count boxes.")], "recent": history,
+                    "q": [Message(role="user", content="And shelf 9?", id="q")]}
+            for counter in (make_counter(f"hf:{toy_tokenizer_dir}"), make_counter(None)):
+                fast = outcome(ContextAssembler(plan, counter, strategies={"mine": strategy}), data, tools=tools)
+                slow = outcome(ContextAssembler(plan, counter, strategies={"mine": strategy}, reference=True), data,
+                               tools=tools)
+                if isinstance(slow, Exception):
+                    assert str(fast) == str(slow)
+                else:
+                    assert fast.model_copy(update={"counting_note": None}).to_json() == slow.to_json()

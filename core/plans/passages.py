@@ -9,7 +9,10 @@ from ..render import evidence_block, user_content
 from ..text_edges import _seam_start
 from .counts import _UNSTABLE, mark_unstable
 from .seams import _plain, block_of, passage
-from .strategies import ByScore
+from .strategies import ByScore, DropOldest, NewestTurns, PinAndFold, SummariseSpan
+
+BUILT_IN = (DropOldest, PinAndFold, NewestTurns, SummariseSpan, ByScore)  # strategies whose lists hold the section's
+# own objects and notes they make (``SliceCosts._slice_cost``)
 
 
 class PassageCosts:
@@ -64,7 +67,11 @@ class PassageCosts:
         ``_passage_fits`` (what ``cost`` would answer, without the list built and summed anew each time)."""
         fits = self._passage_fits(name, limit) if type(strategy) is ByScore and name in self.into else None
         if fits is None:
-            return super().compact(name, strategy, entries, limit)
+            self._built_in_asking = type(strategy) in BUILT_IN  # (``SliceCosts._slice_cost``)
+            try:
+                return super().compact(name, strategy, entries, limit)
+            finally:
+                self._built_in_asking = False
         return ByScore.fill(entries, fits)
 
     def _passage_fits(self, name: str, limit: int) -> Any:
