@@ -109,12 +109,15 @@ def without_reasoning(text: str) -> str | None:
     return text.strip()
 
 
-def _text_present(present: _InOrder, text: str) -> bool:
-    """Whether a message's text is in the render: as it is (``_InOrder``), or without its reasoning where it holds
-    some (a template that leaves reasoning out of earlier replies writes the rest; a reply of reasoning alone is
-    written empty). That spelling is looked for first: the whole text, reasoning and all, is not written there."""
-    answer = without_reasoning(text)
-    if answer is not None and (not answer or present(answer)):
+def _text_present(present: _InOrder, message: ChatMessage) -> bool:
+    """Whether a message's text is in the render: as it is (``_InOrder``), or, for an assistant reply that holds
+    reasoning, without it (a template that leaves reasoning out of earlier replies writes the rest), that spelling
+    looked for first: the whole text, reasoning and all, is not written there. Only a reply (a system prompt or a tool
+    result that mentions ``</think>`` is written whole, or left out whole), and only with a rest to find (a reply of
+    reasoning alone is looked for as it is: a template that left it out whole would otherwise go unreported)."""
+    text = message.content or ""
+    answer = without_reasoning(text) if message.role == "assistant" else None
+    if answer and present(answer):
         return True
     return present(text)
 
@@ -127,7 +130,7 @@ def missing_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolDefini
     present = _InOrder(rendered)
     for i, m in enumerate(messages):
         lacks = []
-        if m.content and m.content.strip() and not _text_present(present, m.content):
+        if m.content and m.content.strip() and not _text_present(present, m):
             lacks.append(f"its text ({len(m.content)} chars)")
         for call in m.tool_calls:  # its name and each argument value (a parallel call the template drops lacks them)
             if not _call_present(present, call.name, call.arguments):

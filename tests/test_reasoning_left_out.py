@@ -90,3 +90,51 @@ def test_a_reply_left_out_whole_is_still_missing():
 ])
 def test_the_text_without_its_reasoning(text, expected):
     assert without_reasoning(text) == expected
+
+
+def test_a_dropped_system_prompt_that_mentions_think_is_still_missing():
+    """Found in review: the rule applied to every message, so a system prompt mentioning ``</think>`` that Mistral Nemo
+    drops (a conversation ending with tool results) was called present and its drop went unreported. Only an
+    assistant reply is looked for without its reasoning."""
+    from core.contracts import ChatMessage, ToolCall
+
+    counter = real("mistral-nemo")
+    messages = [ChatMessage(role="system", content="Keep any reasoning inside <think></think>"),
+                ChatMessage(role="user", content="What is the weather in Paris?"),
+                ChatMessage(role="assistant", content="",
+                            tool_calls=[ToolCall(id="abcdefghi", name="weather", arguments={"city": "Paris"})]),
+                ChatMessage(role="tool", content="sunny, 21C", tool_call_id="abcdefghi")]
+    rendered = counter.render_text(messages, [])
+    assert "Keep any reasoning" not in rendered  # the template does drop it
+    assert 0 in missing_messages(messages, [], rendered)
+
+
+@pytest.mark.parametrize("system_text", ["Keep any reasoning inside think tags",
+                                         "Keep any reasoning inside <think></think>"])
+def test_a_plan_reports_the_dropped_system_prompt_whatever_it_says(system_text):
+    counter = real("mistral-nemo")
+    plan = ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("recent", compaction="drop-oldest")),
+                       budget_tokens=4000, reserve_output_tokens=32)
+    from core.contracts import ToolCall
+
+    data = {"system": [Message(role="system", content=system_text, id="sys")],
+            "recent": [Message(role="user", content="What is the weather in Paris?", id="u1"),
+                       Message(role="assistant", content="", id="a1",
+                               tool_calls=[ToolCall(id="abcdefghi", name="weather", arguments={"city": "Paris"})]),
+                       Message(role="tool", content="sunny, 21C", id="t1", tool_call_id="abcdefghi")]}
+    result = ContextAssembler(plan, counter).assemble(data)
+    entry = next(e for e in result.trace if e.id == "sys")
+    assert entry.decision == "not rendered"
+    assert "template-dropped" in [f.rule for f in audit(result, counter)]
+
+
+def test_a_reply_of_reasoning_alone_left_out_whole_is_missing():
+    """A reply whose text is all reasoning has no rest to find: it is looked for as it is, so a template that drops it
+    whole is still reported (and one that writes it empty is reported too: loud, not silent)."""
+    from core.contracts import ChatMessage
+
+    messages = [ChatMessage(role="user", content="Where is disk 1?"),
+                ChatMessage(role="assistant", content="<think>\nonly thinking\n</think>"),
+                ChatMessage(role="user", content="And disk 2?")]
+    rendered = "<|im_start|>user\nWhere is disk 1?<|im_end|>\n<|im_start|>user\nAnd disk 2?<|im_end|>\n"
+    assert 1 in missing_messages(messages, [], rendered)

@@ -149,10 +149,10 @@ def test_what_a_long_render_leaves_out_is_found_alike_with_its_index(monkeypatch
     for index_after in (0, float("inf")):
         monkeypatch.setattr(text_index, "INDEX_AFTER", index_after)
         answers.append(missing_messages(messages, [], rendered))
-    def written(text: str) -> bool:
-        answer = without_reasoning(text)
-        return _present(rendered, text) or (answer is not None and (not answer or _present(rendered, answer)))
+    def written(m) -> bool:
+        answer = without_reasoning(m.content) if m.role == "assistant" else None
+        return _present(rendered, m.content) or bool(answer and _present(rendered, answer))
 
-    expected = {i for i, m in enumerate(messages) if not written(m.content)}
+    expected = {i for i, m in enumerate(messages) if not written(m)}
     assert answers[0] == answers[1] and set(answers[0]) == expected and len(expected) > 60 and 0 not in expected
     assert all(messages[i].role == "assistant" for i in expected)  # the replies left out whole, no other
