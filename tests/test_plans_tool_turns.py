@@ -156,7 +156,7 @@ def test_a_strategy_of_its_own_that_asks_about_equal_copies_is_answered_as_the_r
     (``1``, ``1.0`` and ``True`` compare equal). A strategy that asks about copies whose arguments differ only so gets
     the reference's answer, and the built-ins are the ones trusted."""
     from core.contracts import ToolCall
-    from core.plans.passages import BUILT_IN
+    from core.plans.strategies import BUILT_IN
     from core.plans.strategies import CompactionOutcome, DropOldest
 
     class Copying:

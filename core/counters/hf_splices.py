@@ -140,16 +140,18 @@ class Splices:
         a, b = self.m[i], self.m[j]
         return a.role, bool(a.tool_calls), b.role, bool(b.tool_calls), self.turn_start[i] == i
 
-    def _find(self, text: str, cursor: int, strict: bool) -> int:
-        """Where ``text`` is first written from ``cursor``; ``strict`` (boundaries for slices left out): a short
-        text only where an added token follows it (a message's text ends where the template's closing token
-        starts, so a short text is not found inside a role marker)."""
-        start = self._finder.find(text, cursor)  # (``str.find``, without a scan to the end each time)
+    def _find(self, text: str, cursor: int, strict: bool, stop: int | None = None) -> int:
+        """Where ``text`` is first written from ``cursor`` (with ``stop``: ending by it, else -1); ``strict``
+        (boundaries for slices left out): a short text only where an added token follows it (a message's text ends
+        where the template's closing token starts, so a short text is not found inside a role marker)."""
+        whole = self.whole
+        # (``str.find``, without a scan to the end each time; a bounded look is a plain one)
+        start = self._finder.find(text, cursor) if stop is None else whole.find(text, cursor, stop)
         if strict and len(text) < STRICT_CHARS:
             for _ in range(64):
-                if start < 0 or self.whole.startswith(self.added, start + len(text)):
+                if start < 0 or whole.startswith(self.added, start + len(text)):
                     break
-                start = self.whole.find(text, start + 1)
+                start = whole.find(text, start + 1) if stop is None else whole.find(text, start + 1, stop)
             else:
                 return -1
         return start
@@ -163,25 +165,10 @@ class Splices:
         best: tuple[int, int] | None = None
         for content in reversed(spellings):
             text = opening + content
-            start = self._find(text, cursor, strict) if best is None else self._find_before(
-                text, cursor, strict, best[0] + len(text))
+            start = self._find(text, cursor, strict, None if best is None else best[0] + len(text))
             if start >= 0 and (best is None or (start, len(content)) < best):
                 best = (start, len(content))
         return best
-
-    def _find_before(self, text: str, cursor: int, strict: bool, stop: int) -> int:
-        """``_find`` of a ``text`` that ends by ``stop``: where it is written so first from ``cursor``, else -1 (a place
-        ``_find`` would give past that, or none)."""
-        whole = self.whole
-        start = whole.find(text, cursor, stop)
-        if strict and len(text) < STRICT_CHARS:
-            for _ in range(64):
-                if start < 0 or whole.startswith(self.added, start + len(text)):
-                    break
-                start = whole.find(text, start + 1, stop)
-            else:
-                return -1
-        return start
 
 
 def _common_prefix(a: str, b: str) -> int:

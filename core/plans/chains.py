@@ -298,10 +298,7 @@ class ChainCosts(SmallPrompts, SectionContext):
         seam depend on the characters beside it, so the key holds the text at that seam as well."""
         # the ends of its text: a template may trim whitespace, and a pre-tokenizer may join a closing
         # run of punctuation or whitespace with what follows
-        # (``_kind`` of each, inline: a first walk asks this of every entry)
-        before_kind = None if previous is None else previous.role + "+calls" if previous.tool_calls else previous.role
-        kind = message.role + "+calls" if message.tool_calls else message.role
-        after_kind = None if after is None else after.role + "+calls" if after.tool_calls else after.role
+        before_kind, kind, after_kind = _kind(previous), _kind(message), _kind(after)
         key: list = ["message", before_kind, message.role, after_kind, _seam_start(text), _seam_end(text)]
         # (``_joins`` of each pair, each kind made once)
         joined_before, joined_after = before_kind is not None and before_kind == kind, after_kind == kind

@@ -9,10 +9,7 @@ from ..render import evidence_block, user_content
 from ..text_edges import _seam_start
 from .counts import _UNSTABLE, mark_unstable
 from .seams import _plain, block_of, passage
-from .strategies import ByScore, DropOldest, NewestTurns, PinAndFold, SummariseSpan
-
-BUILT_IN = (DropOldest, PinAndFold, NewestTurns, SummariseSpan, ByScore)  # strategies whose lists hold the section's
-# own objects and notes they make (``SliceCosts._slice_cost``)
+from .strategies import BUILT_IN, ByScore
 
 
 class PassageCosts:

@@ -185,3 +185,8 @@ class SummariseSpan:
         gone = set(taken)
         kept = entries[:taken[0]] + [summary_message] + [m for j, m in enumerate(entries) if j > taken[0] and j not in gone]
         return CompactionOutcome(tuple(kept), (), (Summary(summary_message.id, summary_message, replaced, digest),))
+
+
+# The built-in strategies by type (a subclass may ask otherwise): their lists hold the section's own objects and notes
+# they make, none with tool calls, so the counts may compare them by ``==`` (``SliceCosts._slice_cost``).
+BUILT_IN = (DropOldest, PinAndFold, NewestTurns, SummariseSpan, ByScore)
