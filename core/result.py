@@ -30,7 +30,11 @@ SECTION_ORDER: tuple[str, ...] = ("template", "instructions", "tools", "history"
 
 
 class TraceEntry(BaseModel):
-    """What happened to one item: kept, dropped, required...; its marginal tokens and why."""
+    """What happened to one item: kept, dropped, required...; its marginal tokens and why.
+
+    Entries the core makes share their fields set and their empty extras (``_made``: a set of names per entry was
+    half of a long history's trace); pydantic adds to either only in ``__setattr__`` (after a copy here) or in
+    ``model_copy`` (after its own copy). Change an entry by assignment, never ``model_fields_set`` in place."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -43,6 +47,13 @@ class TraceEntry(BaseModel):
     score: float | None = None
     source: str | None = None
     message_indices: list[int] = Field(default_factory=list)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self.__pydantic_fields_set__:  # pydantic would add the name: copied first (shared, above)
+            _set_fields(self, set(self.__pydantic_fields_set__))
+            if self.__pydantic_extra__ is not None:
+                _set_extra(self, dict(self.__pydantic_extra__))
+        super().__setattr__(name, value)
 
 
 _validate_entry = TraceEntry.__pydantic_validator__.validate_python
@@ -77,24 +88,34 @@ def _made(section: str, id: str, decision: str, tokens: int, reason: str, rank: 
     entry = _new(TraceEntry)
     _set_dict(entry, {"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason,
                       "rank": rank, "score": score, "source": source, "message_indices": []})
-    fields = set(ITEM_FIELDS)  # 16 slots for up to 9 names (``set(given)`` of 8 sizes its table for 32: 728 bytes)
-    if given is PASSAGE_FIELDS:
-        fields.add("score")
-        fields.add("source")
-    elif given is not ITEM_FIELDS:
-        fields = set(given)
-    _set_fields(entry, fields)
-    _set_extra(entry, {})
+    _set_fields(entry, _shared_fields(given))
+    _set_extra(entry, _NO_EXTRA)
     _set_private(entry, None)
     return entry
 
 
+_SHARED: dict[frozenset, set] = {}  # one fields set per set of names, for every entry made with them
+_NO_EXTRA: dict = {}  # the empty extras of every made entry (``TraceEntry.__setattr__`` copies before adding)
+
+
+def _shared_fields(names: frozenset) -> set:
+    fields = _SHARED.get(names)
+    if fields is None:
+        fields = _SHARED[names] = set(names)
+    return fields
+
+
 def set_message_indices(entry: TraceEntry, indices: list[int]) -> None:
     """``entry.message_indices = indices`` as pydantic's ``__setattr__`` does it for a plain field of a model that
-    validates no assignment (the value kept, the field marked set), without its Python around it: for indices that
-    are all ``int``, as the assemblers make them."""
+    validates no assignment (the value kept, the field marked set: the shared set of those names), without its Python
+    around it: for indices that are all ``int``, as the assemblers make them."""
     entry.__dict__["message_indices"] = indices
-    entry.__pydantic_fields_set__.add("message_indices")
+    fields = entry.__pydantic_fields_set__
+    if "message_indices" not in fields:
+        _set_fields(entry, _shared_fields(frozenset(fields) | _INDICES))
+
+
+_INDICES = frozenset(("message_indices",))
 
 
 def _state(entry: TraceEntry) -> tuple:

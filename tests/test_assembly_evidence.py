@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from core import assemble, make_counter, parse_request
 from core.replay import Edits, edited_request
-from core.result import MADE_OK, TraceEntry, trace_entry
+from core.result import MADE_OK, TraceEntry, set_message_indices, trace_entry
 from support import replays_are_the_reference
 from tests.benchmarks.workload import large_request
 
@@ -32,10 +32,21 @@ def _state(entry):
 def test_an_entry_is_the_validated_entry(fields):
     made = trace_entry(**fields)
     assert _state(made) == _state(TraceEntry.model_validate(fields)) == _state(TraceEntry(**fields))
-    made.message_indices.append(1)  # each entry has its own list and fields set
-    made.__pydantic_fields_set__.add("x")
-    assert trace_entry(**fields).message_indices == fields.get("message_indices", [])
-    assert "x" not in trace_entry(**fields).model_fields_set
+    made.message_indices.append(1)  # each entry has its own list; entries made alike share a fields set (memory)
+    made.x = 1  # an extra field: copied before pydantic adds to the set and the extras
+    made.message_indices = [4]
+    other = trace_entry(**fields)
+    assert other.message_indices == fields.get("message_indices", [])
+    assert "x" not in other.model_fields_set and "x" not in (other.model_extra or {})
+    assert ("message_indices" in other.model_fields_set) == ("message_indices" in fields)
+    assert {"x", "message_indices"} <= made.model_fields_set and made.model_extra["x"] == 1
+    set_message_indices(other, [2])
+    assert other.message_indices == [2] and "message_indices" in other.model_fields_set
+    assert "message_indices" not in trace_entry(**fields).model_fields_set or "message_indices" in fields
+    assert _state(other) == _state(TraceEntry.model_validate({**fields, "message_indices": [2]}))
+    copied = other.model_copy(update={"y": 2, "rank": 9})
+    assert "y" not in trace_entry(**fields).model_fields_set and "y" not in other.model_fields_set
+    assert copied.rank == 9 and copied.model_extra["y"] == 2 and other.model_extra == (trace_entry(**fields).model_extra)
     assert MADE_OK
 
 

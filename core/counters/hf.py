@@ -17,7 +17,7 @@ from .hf_manifest import EXTRA_TEMPLATES_DIR, MANIFEST_NAME, read_manifest, writ
 from .hf_manifest import (_quiet_transformers, _template_sha256, files_on_disk, format_template_kwargs,
                           loaded_tokenizer)
 from .hf_direct import DirectRender, conversation_items
-from .hf_pieces import count_pieces, encode_by_pieces, keeps_ascii
+from .hf_pieces import BATCH, count_pieces, encode_by_pieces, keeps_ascii
 
 
 def _as_given(value: Any) -> Any:
@@ -300,8 +300,11 @@ class HFCounter(TemplateReading, TokenCounter):
         fast = getattr(self._backend(), "encode_batch_fast", None)
         if fast is None or type(self).text_token_count is not HFCounter.text_token_count or len(texts) < 2:
             return super().text_token_counts(texts)
+        texts, out = list(texts), []
         try:
-            return [len(e) for e in fast(list(texts), add_special_tokens=False)]
+            for at in range(0, len(texts), BATCH):  # the binding's encodings held a batch at a time
+                out.extend(len(e) for e in fast(texts[at:at + BATCH], add_special_tokens=False))
+            return out
         except BaseException as exc:  # noqa: BLE001 - a lone surrogate (TypeError) or a Rust panic: one by one
             if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
                 raise

@@ -53,6 +53,7 @@ LINE_SAFE_PATTERNS = frozenset({
 LINE_CUT = re.compile(r"(?<=\n)(?=[A-Za-z0-9<#])")
 BLOCK_CUT = re.compile(r"(?<=\n)(?=<[^/])")  # the line cuts before an opening tag: where each ``<evidence>`` block
 # begins (a closing tag begins a line inside the block; escaping leaves no other ``<`` in a passage)
+BATCH = 32  # texts a call when only their counts are wanted (``_lengths``)
 LONG_PIECE = 2048  # characters: a shorter piece is counted whole (its lines would cost more lookups than they save)
 
 
@@ -134,10 +135,26 @@ def _lines_of(counter) -> bool:
     return lines
 
 
+def _split_parts(split, text: str):
+    """``split(text)`` one part at a time (text, token, text, ...): a long render's parts are not all held at once
+    (together they are a second copy of it), where ``split`` is a compiled pattern's ``split``."""
+    pattern = getattr(split, "__self__", None)
+    if not isinstance(pattern, re.Pattern) or pattern.groups != 1:
+        yield from split(text)
+        return
+    at = 0
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        yield text[at:start]
+        yield text[start:end]
+        at = end
+    yield text[at:]
+
+
 def _blocks(split, lines: bool, text: str):
     """The text between added tokens as ``(block, None)`` (a long one cut where an opening tag begins a line, where
     ``lines``) and each added token as ``(None, token)``, in order."""
-    for n, part in enumerate(split(text)):
+    for n, part in enumerate(_split_parts(split, text)):
         if n % 2:
             yield None, part
         else:
@@ -171,6 +188,17 @@ def _encode(counter, texts: list[str]) -> list:
         if type(exc).__name__ != "PanicException":
             raise
         raise CounterError(f"{counter.name}: the tokenizer failed on this request ({str(exc)[:200]})") from None
+
+
+def _lengths(counter, texts: list[str]) -> list[int]:
+    """The token counts of ``texts``, tokenised ``BATCH`` at a time: the binding's encodings of a whole render's
+    pieces, held at once, weighed as much as the render itself."""
+    if len(texts) <= BATCH:
+        return list(map(len, _encode(counter, texts)))
+    out: list[int] = []
+    for at in range(0, len(texts), BATCH):
+        out.extend(map(len, _encode(counter, texts[at:at + BATCH])))
+    return out
 
 
 def _cache(counter, counts: dict[str, int]) -> None:
@@ -225,7 +253,39 @@ def count_known(counter, split, text: str, *, tally: bool) -> int:
     (``_text_cache``, where ``counter.texts_as_pieces``: a text counted alone with the same call, as the assembly
     counts each passage's block); one not found is cut at its lines where long (``_lines``), and the
     pieces not counted before are tokenised in one call (``tally``: counted in ``item_counts``) and cached."""
-    return sum(count for _, count in block_counts(counter, split, text, tally=tally))
+    lines = _lines_of(counter)
+    cache = counter.__dict__.setdefault("_piece_counts", {})
+    texts = counter._text_cache if getattr(counter, "texts_as_pieces", False) else {}
+    total, unknown = 0, []  # one block at a time: only those not counted before are kept (block_counts' sum)
+    for block, token in _blocks(split, lines, text):
+        if token is not None:
+            total += 1
+            continue
+        hit = cache.get(block)
+        if hit is None:
+            hit = texts.get(block)
+        if hit is not None:
+            total += hit
+        elif block:
+            unknown.append(block)
+    if unknown:
+        pieces = [list(_lines(lines, block)) for block in unknown]
+        known = _new_counts(counter, cache, [piece for block in pieces for piece in block], tally)
+        total += sum(known[piece] for block in pieces for piece in block if piece)
+    return total
+
+
+def _new_counts(counter, cache: dict, pieces: list[str], tally: bool) -> dict[str, int]:
+    """The counts of ``pieces`` (none empty skipped), those not counted before tokenised in one call and cached."""
+    known = {piece: cache.get(piece) for piece in dict.fromkeys(pieces) if piece}
+    new = [piece for piece, value in known.items() if value is None]
+    if new:  # one call for the pieces not counted before
+        counts = dict(zip(new, _lengths(counter, new)))
+        known.update(counts)
+        _cache(counter, counts)
+        if tally:
+            counter.item_counts += len(new)
+    return known
 
 
 def block_counts(counter, split, text: str, *, tally: bool) -> list[tuple[str, int]]:
@@ -246,14 +306,7 @@ def block_counts(counter, split, text: str, *, tally: bool) -> list[tuple[str, i
         out.append((block, hit if hit is not None or not block else None))
         if hit is None and block:
             unknown.extend(_lines(lines, block))
-    known = {piece: cache.get(piece) for piece in dict.fromkeys(unknown) if piece}
-    new = [piece for piece, value in known.items() if value is None]
-    if new:  # one call for the pieces not counted before
-        counts = dict(zip(new, map(len, _encode(counter, new))))
-        known.update(counts)
-        _cache(counter, counts)
-        if tally:
-            counter.item_counts += len(new)
+    known = _new_counts(counter, cache, unknown, tally)
     return [(part, count if count is not None else (0 if not part else
                                                        sum(known[piece] for piece in _lines(lines, part) if piece)))
             for part, count in out]

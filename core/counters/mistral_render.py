@@ -188,7 +188,15 @@ class V3Tekken(V3Checks):
             if piece.__class__ is Joined:
                 value, found = self._joined_count(piece, known)
                 total += value
-                text = JOIN.join(piece)
+                if tally is not None:
+                    tally[0 if found else 1] += 1
+                for n, text in enumerate(piece):  # its texts, not one more copy of them joined (a run of users)
+                    if not (text.isascii() or _SURROGATE.search(text) is None):
+                        return total, None
+                    if n:
+                        out.append(JOIN)
+                    out.append(text)
+                continue
             else:
                 value = known.get(piece)
                 found = value is not None
