@@ -150,6 +150,8 @@ def _assemble(request: Request, counter: TokenCounter, b: Builder) -> AssemblyRe
         else:
             kept_evidence, dropped_evidence = fill_evidence(b, budget)
 
+    if isinstance(b, FastBuilder):
+        b.filled()
     # The complete request is counted once more, outside ``count``'s cache, and must equal the running count (every
     # span of it encoded or found among the spans counted before: the span memo, mistral's and hf's). The
     # default's last near-allowance check may have been that count: the final request, tokenised whole there, or

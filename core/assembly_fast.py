@@ -156,6 +156,12 @@ class FastBuilder(TemplateEdges, Builder):
         method = getattr(self.counter, "turn_count", None)
         return None if method is None else method(turn)
 
+    def filled(self) -> None:
+        """The sections are filled: what only the fills read (tool-call turns' runs, the turns' shapes, the seams
+        of merged user turns) is let go before the final render and count, the peak of an assembly's memory; each
+        is made again if asked for."""
+        self._tools, self._shapes, self._merged = None, None, False
+
     def _tool_turns(self) -> ToolTurns:
         if self._tools is None:
             self._tools = ToolTurns(self)

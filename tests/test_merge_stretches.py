@@ -79,8 +79,9 @@ def test_the_fill_figures_its_stretch_only_as_far_as_the_allowance_reaches():
     original = FastBuilder.fitting_turns
 
     def fitting_turns(self, t):
-        built.append(self)
-        return original(self, t)
+        value = original(self, t)
+        built.append(self._merged)  # its tables (the builder lets them go once the sections are filled)
+        return value
 
     FastBuilder.fitting_turns = fitting_turns
     try:
@@ -90,7 +91,7 @@ def test_the_fill_figures_its_stretch_only_as_far_as_the_allowance_reaches():
     assert fast.counting_note is None and fast.to_json() == assemble(request, make_counter(), reference=True).to_json()
     kept = fast.kept_turns
     assert 10 < kept < 100, kept
-    beside = [table for key, table in built[0]._merged._tables.items() if key[0] == -1]
+    beside = [table for key, table in built[-1]._tables.items() if key[0] == -1]
     assert len(beside) == 1 and kept < len(beside[0]) <= kept + 24, (kept, len(beside[0]))
 
 
@@ -126,6 +127,16 @@ def test_between_cuts_and_a_span_joined_from_them(texts):
     assert between_cuts(texts, cuts, lambda spans: [] if not spans else 1 / 0) == figures  # remembered
     value, _ = joined_count(Joined(texts), {}, count, cuts)
     assert value == count(JOIN.join(texts))
+
+
+@given(st.lists(st.sampled_from(list("ab Z.,\n\t1'-_") + ["word", "  ...  "]), max_size=400).map("".join),
+       st.integers(0, 700))
+@settings(max_examples=300, deadline=None)
+def test_the_last_cut_of_ascii_text_is_the_last_letter_before_a_non_letter_within_reach(text, reach):
+    stop = max(len(text) - 1 - reach, 0)  # its definition, looked for from the end (a pattern's match finds it)
+    expected = next((p for p in range(len(text) - 1, stop, -1) if text[p - 1].isalpha() and not text[p].isalpha()),
+                    None)
+    assert last_cut(text, reach) == expected
 
 
 @given(st.lists(st.sampled_from(list("ab Z.,\n\t1'-_")), max_size=80).map("".join))

@@ -42,6 +42,7 @@ def _ends_letter(char: str) -> bool:
 
 
 _ASCII_CUT = re.compile(r"[A-Za-z](?=[^A-Za-z])")  # in ASCII text: a letter, then a character that is no letter
+_ASCII_LAST_CUT = re.compile(r"(?s).*[A-Za-z](?=[^A-Za-z])")  # matched from a place: ends at the last such cut
 
 
 def first_cut(text: str, start: int = 1, reach: int = CUT_REACH) -> int | None:
@@ -59,11 +60,9 @@ def first_cut(text: str, start: int = 1, reach: int = CUT_REACH) -> int | None:
 def last_cut(text: str, reach: int = CUT_REACH) -> int | None:
     """The last cut ``p`` of ``text`` with ``1 <= p <= len(text) - 1``."""
     stop = max(len(text) - 1 - reach, 0)
-    if text.isascii():  # ASCII letters are exactly the characters ``isalpha`` says are letters
-        for p in range(len(text) - 1, stop, -1):
-            if text[p - 1].isalpha() and not text[p].isalpha():
-                return p
-        return None
+    if text.isascii():  # ASCII letters are exactly [A-Za-z]: the greedy match's end is the last cut after ``stop``
+        found = _ASCII_LAST_CUT.match(text, stop)
+        return None if found is None else found.end()
     for p in range(len(text) - 1, stop, -1):
         if _ends_letter(text[p]) and _letter(text[p - 1]):
             return p
@@ -91,10 +90,8 @@ def cuts_of(text: str) -> tuple[int, int] | tuple[()]:
         found = _ASCII_CUT.search(text, 0, min(len(text), CUT_REACH + 1))
         if found is None:
             return ()
-        for b in range(len(text) - 1, max(len(text) - 1 - CUT_REACH, 0), -1):
-            if text[b - 1].isalpha() and not text[b].isalpha():
-                return (found.end(), b) if found.end() <= b else ()
-        return ()
+        last = _ASCII_LAST_CUT.match(text, max(len(text) - 1 - CUT_REACH, 0))
+        return () if last is None or found.end() > last.end() else (found.end(), last.end())
     a = first_cut(text)
     b = last_cut(text) if a is not None else None
     return (a, b) if b is not None and a <= b else ()
