@@ -157,10 +157,10 @@ class FastBuilder(TemplateEdges, Builder):
         return None if method is None else method(turn)
 
     def filled(self) -> None:
-        """The sections are filled: what only the fills read (tool-call turns' runs, the turns' shapes, the seams
-        of merged user turns) is let go before the final render and count, the peak of an assembly's memory; each
-        is made again if asked for."""
-        self._tools, self._shapes, self._merged = None, None, False
+        """The sections are filled: what only the fills read (tool-call turns' runs, the seams of merged user turns)
+        is let go before the final render and count, the peak of an assembly's memory; each is made again if asked
+        for. (The turns' shapes stay: the request's memo keeps them for its replays, ``core.assembly_memo``.)"""
+        self._tools, self._merged = None, False
 
     def _tool_turns(self) -> ToolTurns:
         if self._tools is None:

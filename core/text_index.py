@@ -14,7 +14,7 @@ it is asked from first, then in the index, which is made only once scans to the 
 making it costs."""
 from __future__ import annotations
 
-from bisect import bisect_left
+from array import array
 
 STEP = 16  # a sample every STEP characters
 KEY = 16  # each filed under the KEY characters from there
@@ -26,21 +26,26 @@ INDEX_AFTER = 64  # the text's length scanned, this many times over, before it i
 
 
 class Occurrences:
+    """The samples of one long text, filed by their keys' hashes in arrays (a chained table: about 16 bytes a sample,
+    about the text's own size, where a dict of key strings and lists of places held about 4 times it), each place
+    confirmed in the text."""
+
     def __init__(self, text: str):
         self.text = text
-        index: dict[str, int | list[int]] = {}  # (a key filed once holds its place itself: no list for the
-        # collector to walk)
-        get = index.get
-        for i in range(0, len(text) - KEY + 1, STEP):
-            key = text[i:i + KEY]
-            filed = get(key)
-            if filed is None:
-                index[key] = i
-            elif isinstance(filed, int):
-                index[key] = [filed, i]
-            else:
-                filed.append(i)
-        self._index = index
+        count = max(len(text) - KEY + 1, 0)
+        count = (count + STEP - 1) // STEP  # samples at 0, STEP, 2 * STEP, ...
+        size = 1 << max(count // 2, 1).bit_length()  # buckets: a power of two, at least half the samples
+        self._mask = size - 1
+        heads = array("i", [-1]) * size  # each bucket's newest sample (its chain runs to older ones: places fall)
+        chain = array("i", [-1]) * count
+        starts = range(0, count * STEP, STEP)  # (the keys' hashes taken in C: no Python step per sample for them)
+        hashes = array("q", map(hash, map(text.__getitem__, map(slice, starts, range(KEY, count * STEP + KEY, STEP)))))
+        mask = self._mask
+        for j, h in enumerate(hashes):
+            b = h & mask
+            chain[j] = heads[b]
+            heads[b] = j
+        self._heads, self._chain, self._hashes = heads, chain, hashes
 
     def places(self, needle: str, start: int, most: int) -> list[int] | None:
         """The first ``most`` places at or after ``start`` (at least 0: not counted from the end, as ``str.find``
@@ -49,26 +54,29 @@ class Occurrences:
         n = len(needle)
         if n < STEP + KEY - 1:
             return None
-        index, text, budget, found = self._index, self.text, MOST_CANDIDATES, []
+        text, budget, found = self.text, MOST_CANDIDATES, []
+        heads, chain, hashes, mask = self._heads, self._chain, self._hashes, self._mask
         for j in range(STEP):  # the places p with p + j a sample (p = -j mod STEP)
             best = None
             for shift in range(j, min(n - KEY, j + STEP * (TRIES - 1)) + 1, STEP):  # any sample inside will do
-                filed = index.get(needle[shift:shift + KEY])
-                if filed is None:
-                    best = None, shift
-                    break
-                if isinstance(filed, int):
-                    filed = (filed,)
-                if best is None or len(filed) < len(best[0]):
-                    best = filed, shift
-            filed, shift = best
-            if not filed:
-                continue
-            first = bisect_left(filed, start + shift)
-            if len(filed) - first > budget:
+                # the places from ``start`` on of the samples whose key hashes as this one does, newest first
+                h, least, filed = hash(needle[shift:shift + KEY]), (start + shift + STEP - 1) // STEP, []
+                i = heads[h & mask]
+                while i >= least:  # (a chain runs from its newest sample to older ones)
+                    if hashes[i] == h:
+                        if len(filed) == budget:
+                            filed = None
+                            break
+                        filed.append(i * STEP - shift)
+                    i = chain[i]
+                if filed is not None and (best is None or len(filed) < len(best)):
+                    best = filed
+                    if len(filed) < 2:  # (one place costs one comparison: less than looking up another key)
+                        break
+            if best is None:  # more than the budget left under every key looked up
                 return None
-            budget -= len(filed) - first
-            found += [p for i in filed[first:] for p in [i - shift] if text.startswith(needle, p)]
+            budget -= len(best)
+            found += [p for p in best if text.startswith(needle, p)]
         found.sort()
         return found[:most]
 

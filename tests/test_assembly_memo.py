@@ -157,6 +157,19 @@ def test_a_budget_edit_or_a_copy_of_the_content_finds_the_same_memo():
     assert memo_for(request, make_counter()) is not memo  # another counter keeps its own
 
 
+def test_what_one_assembly_learns_once_stays_in_the_memo_for_its_replays():
+    """The turns' shapes an assembly learned are kept in its request's memo (the builder lets go of what only its
+    fills read before the final count, not of these), so a replay does not learn them again."""
+    counter = make_counter()
+    request = parse_request(rich_request())
+    assemble(request, counter)
+    shapes = memo_for(request, counter).builder["_shapes"]
+    assert shapes is not None
+    for limit in (900, 1400, 2600):
+        replay(request, edits=Edits(context_limit=limit), counter=counter)
+    assert memo_for(request, counter).builder["_shapes"] is shapes
+
+
 @pytest.mark.parametrize("order", [("history", "evidence"), ("evidence", "history")])
 def test_a_warm_memo_gives_a_fresh_assemblys_bytes_at_every_limit(spec, order):
     counter = make_counter(spec)

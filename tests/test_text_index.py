@@ -156,3 +156,24 @@ def test_what_a_long_render_leaves_out_is_found_alike_with_its_index(monkeypatch
     expected = {i for i, m in enumerate(messages) if not written(m)}
     assert answers[0] == answers[1] and set(answers[0]) == expected and len(expected) > 60 and 0 not in expected
     assert all(messages[i].role == "assistant" for i in expected)  # the replies left out whole, no other
+
+
+def test_the_index_of_a_long_repetitive_render_weighs_less_than_twice_its_text():
+    """Peak memory (issue 15): the samples filed in arrays by their keys' hashes (about 16 bytes a sample), not key strings
+    in a dict with a list of places per repeated key (about 4 times the text's size, most of an assembly's peak where
+    a template leaves tool results out and every result is looked for to the render's end)."""
+    import tracemalloc
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(20)]  # few words: most keys are filed many times
+    text = "".join(f"<|im_start|>tool\n{' '.join(rng.choice(words) for _ in range(30))}<|im_end|>\n"
+                   for _ in range(2000))
+    tracemalloc.start()
+    try:
+        index = Occurrences(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * len(text), (peak, len(text))
+    needle = text[5000:5100]
+    assert index.places(needle, 0, 3) == scanned(text, needle, 0, 3)
