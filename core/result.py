@@ -88,7 +88,8 @@ def _made(section: str, id: str, decision: str, tokens: int, reason: str, rank: 
     entry = _new(TraceEntry)
     _set_dict(entry, {"section": section, "id": id, "decision": decision, "tokens": tokens, "reason": reason,
                       "rank": rank, "score": score, "source": source, "message_indices": []})
-    _set_fields(entry, _shared_fields(given))
+    fields = _SHARED.get(given)  # (the shared set of these names: ``_shared_fields`` makes it the first time)
+    _set_fields(entry, fields if fields is not None else _shared_fields(given))
     _set_extra(entry, _NO_EXTRA)
     _set_private(entry, None)
     return entry

@@ -25,16 +25,19 @@ INDEX_AFTER = 64  # the text's length scanned, this many times over, before it i
 # index costs about as much)
 
 
+_SLICES = [slice(shift, shift + KEY) for shift in range(STEP * TRIES)]  # the keys a lookup reads of its needle
+
+
 class Occurrences:
-    """The samples of one long text, filed by their keys' hashes in arrays (a chained table: about 16 bytes a sample,
-    about the text's own size, where a dict of key strings and lists of places held about 4 times it), each place
-    confirmed in the text."""
+    """The samples of one long text, filed by their keys' hashes in arrays (a chained table: about 20 bytes a sample,
+    a little more than the text's own size, where a dict of key strings and lists of places held about 4 times it),
+    each place confirmed in the text."""
 
     def __init__(self, text: str):
         self.text = text
         count = max(len(text) - KEY + 1, 0)
         count = (count + STEP - 1) // STEP  # samples at 0, STEP, 2 * STEP, ...
-        size = 1 << max(count // 2, 1).bit_length()  # buckets: a power of two, at least half the samples
+        size = 1 << max(count * 2 - 1, 1).bit_length()  # buckets: a power of two, at least twice the samples
         self._mask = size - 1
         heads = array("i", [-1]) * size  # each bucket's newest sample (its chain runs to older ones: places fall)
         chain = array("i", [-1]) * count
@@ -56,13 +59,20 @@ class Occurrences:
             return None
         text, budget, found = self.text, MOST_CANDIDATES, []
         heads, chain, hashes, mask = self._heads, self._chain, self._hashes, self._mask
+        last = min(n - KEY, STEP * TRIES - 1)  # the keys looked up: those from the needle's first STEP * TRIES places
+        keys = list(map(hash, map(needle.__getitem__, _SLICES[:last + 1])))  # (hashed in C, all at once)
         for j in range(STEP):  # the places p with p + j a sample (p = -j mod STEP)
             best = None
-            for shift in range(j, min(n - KEY, j + STEP * (TRIES - 1)) + 1, STEP):  # any sample inside will do
+            for shift in range(j, last + 1, STEP):  # any sample inside will do
                 # the places from ``start`` on of the samples whose key hashes as this one does, newest first
-                h, least, filed = hash(needle[shift:shift + KEY]), (start + shift + STEP - 1) // STEP, []
+                h = keys[shift]
                 i = heads[h & mask]
-                while i >= least:  # (a chain runs from its newest sample to older ones)
+                least = (start + shift + STEP - 1) // STEP
+                if i < least:  # (a chain runs from its newest sample to older ones: none from ``start`` on)
+                    best = ()
+                    break
+                filed = []
+                while i >= least:
                     if hashes[i] == h:
                         if len(filed) == budget:
                             filed = None
@@ -73,8 +83,10 @@ class Occurrences:
                     best = filed
                     if len(filed) < 2:  # (one place costs one comparison: less than looking up another key)
                         break
-            if best is None:  # more than the budget left under every key looked up
-                return None
+            if not best:
+                if best is None:  # more than the budget left under every key looked up
+                    return None
+                continue
             budget -= len(best)
             found += [p for p in best if text.startswith(needle, p)]
         found.sort()

@@ -159,7 +159,7 @@ def test_what_a_long_render_leaves_out_is_found_alike_with_its_index(monkeypatch
 
 
 def test_the_index_of_a_long_repetitive_render_weighs_less_than_twice_its_text():
-    """Peak memory (issue 15): the samples filed in arrays by their keys' hashes (about 16 bytes a sample), not key strings
+    """Peak memory (issue 15): the samples filed in arrays by their keys' hashes (about 20 bytes a sample), not key strings
     in a dict with a list of places per repeated key (about 4 times the text's size, most of an assembly's peak where
     a template leaves tool results out and every result is looked for to the render's end)."""
     import tracemalloc
