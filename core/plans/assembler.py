@@ -3,6 +3,7 @@ result and its trace."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -257,11 +258,12 @@ class ContextAssembler:
         return messages
 
     @staticmethod
-    def _indices(section: SectionPlan, message: Message, where: Mapping[tuple[str, str], int],
+    def _indices(section: SectionPlan, message: Message, where: Mapping[Any, int],
                  first_user: Mapping[str, int]) -> list[int]:
         if section.into is not None:  # a passage lives in its target's user message
             return [first_user[section.into]] if section.into in first_user else []
-        return [where[(section.name, message.id or "")]]
+        at = where.get(id(message))
+        return [at if at is not None else where[(section.name, message.id or "")]]
 
     @staticmethod
     def _message(value: Message | Mapping[str, Any], section: SectionPlan) -> Message:
@@ -279,18 +281,20 @@ class ContextAssembler:
         messages, moved = self._render(states, current, getattr(counts, "block_memo", None)), None
         if getattr(self, "_merge_turns", False):
             messages, moved = merge_turns(messages)
-        where: dict[tuple[str, str], int] = {}
+        # where each committed entry is among the messages, by the entry itself (two entries of a section may carry
+        # one id; each place is its own object), and by section and id for an equal copy a strategy kept instead
+        where: dict[Any, int] = {}
         first_user: dict[str, int] = {}
         position = 0
         for st in states:
             if st.plan.into is not None:
                 continue
             for m in current[st.plan.name]:
-                where[(st.plan.name, m.id or "")] = position
-                if moved is not None:
-                    where[(st.plan.name, m.id or "")] = moved[position]
+                at = position if moved is None else moved[position]
+                where[id(m)] = at
+                where.setdefault((st.plan.name, m.id or ""), at)
                 if m.role == "user":
-                    first_user.setdefault(st.plan.name, where[(st.plan.name, m.id or "")])
+                    first_user.setdefault(st.plan.name, at)
                 position += 1
         summaries = []
         for st in states:
@@ -312,8 +316,7 @@ class ContextAssembler:
                     summaries.append({"section": name, "id": summary.id, "span_hash": summary.span_hash,
                                       "replaces": list(summary.replaces), "text": (m.content or "")[len(SUMMARY_PREFIX):]})
                 trace.append(entry)
-            kept_ids = {m.id for m in outcome.entries}
-            dropped = [m for m in st.entries if m.id not in kept_ids]
+            dropped = _dropped(st.entries, outcome.entries)
             out = list(zip(dropped, counts.alone_costs(name, dropped)))
             why = _compaction_reason(st, out, costs, outcome)
             for m, alone in out:
@@ -355,6 +358,23 @@ def _entry(name: str, m: Message, decision: str, tokens: int, reason: str, indic
     if indices is not None:
         set_message_indices(entry, list(indices))
     return entry
+
+
+def _dropped(entries: Sequence[Message], kept: Sequence[Message]) -> list[Message]:
+    """The section's entries its outcome does not keep: each entry by itself (entries may share an id: each is still
+    its own place and its own trace entry), and a copy the strategy kept in an entry's place by its id, once."""
+    kept_objects = {id(m) for m in kept}
+    originals = {id(m) for m in entries}
+    copies = Counter(m.id for m in kept if id(m) not in originals)  # (its own notes and summaries carry new ids)
+    out = []
+    for m in entries:
+        if id(m) in kept_objects:
+            continue
+        if copies[m.id] > 0:
+            copies[m.id] -= 1
+            continue
+        out.append(m)
+    return out
 
 
 def _compaction_reason(st: _SectionState, out: list[tuple[Message, int]], kept_costs: list[int],
