@@ -241,7 +241,24 @@ class Request(_Strict):
         return turns
 
     def turn_ids(self) -> list[str]:
-        return [turn[0].id or f"turn-{n}" for n, turn in enumerate(self.history_turns(), start=1)]
+        """Each turn's trace id: its first message's id, else ``turn-<n>``; one an earlier turn took already gets
+        ``#2``, ``#3``... (a trace entry names one turn, and its messages are found by it). Callers must not change
+        the list."""
+        return self._turn_ids
+
+    @cached_property
+    def _turn_ids(self) -> list[str]:
+        ids: list[str] = []
+        seen: set[str] = set()
+        for n, turn in enumerate(self.history_turns(), start=1):
+            turn_id = base = turn[0].id or f"turn-{n}"
+            k = 1
+            while turn_id in seen:
+                k += 1
+                turn_id = f"{base}#{k}"
+            seen.add(turn_id)
+            ids.append(turn_id)
+        return ids
 
     @cached_property
     def history_origins(self) -> list[tuple[str, str]]:
