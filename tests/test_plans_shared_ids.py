@@ -68,3 +68,46 @@ def test_a_copy_a_strategy_keeps_stands_for_its_entry_once():
     result = ContextAssembler(plan, default_counter(), strategies={"copies": KeepsCopies()}).assemble(sections)
     history = [e for e in result.trace if e.section == "history"]
     assert [e.decision for e in history].count("kept") == 4 and [e.decision for e in history].count("dropped") == 4
+
+
+class KeepsLastCopy:
+    """A strategy that keeps an equal copy of the newest entry only (the older one, with the same id, evicted)."""
+
+    def compact(self, entries, *, budget_tokens, count):
+        return CompactionOutcome((entries[-1].model_copy(),), tuple(entries[:-1]))
+
+
+class EvictsThePin:
+    """A strategy that keeps the unpinned entry and evicts the pinned one, which carries the same id."""
+
+    def compact(self, entries, *, budget_tokens, count):
+        return CompactionOutcome(tuple(m for m in entries if not m.pinned), tuple(m for m in entries if m.pinned))
+
+
+def _custom(name: str) -> ContextPlan:
+    return ContextPlan(sections=(SectionPlan("system", pinned=True), SectionPlan("history", compaction=name),
+                                 SectionPlan("question", pinned=True)), budget_tokens=60, reserve_output_tokens=20,
+                       custom_strategies=(name,))
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_a_copy_stands_for_the_entry_it_equals_not_the_first_with_its_id(reference):
+    history = [Message(role="user", content="a much longer message " * 12, id="dup", source="old"),
+               Message(role="user", content="short", id="dup", source="new")]
+    sections = {"system": [Message(role="system", content="Answer.")], "history": history,
+                "question": [Message(role="user", content="Why?", id="q")]}
+    result = ContextAssembler(_custom("last"), default_counter(), strategies={"last": KeepsLastCopy()},
+                              reference=reference).assemble(sections)
+    entries = [(e.decision, e.source) for e in result.trace if e.section == "history"]
+    assert sorted(entries) == [("dropped", "old"), ("kept", "new")]
+
+
+def test_a_pinned_entry_evicted_beside_a_kept_one_of_its_id_is_refused():
+    from core import ContextBudgetError
+
+    history = [Message(role="user", content="the pinned one " * 8, id="dup", pinned=True),
+               Message(role="user", content="the other one " * 8, id="dup")]
+    sections = {"system": [Message(role="system", content="Answer.")], "history": history,
+                "question": [Message(role="user", content="Why?", id="q")]}
+    with pytest.raises(ContextBudgetError, match="evicted pinned entry 'dup'"):
+        ContextAssembler(_custom("unpin"), default_counter(), strategies={"unpin": EvictsThePin()}).assemble(sections)

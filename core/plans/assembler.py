@@ -3,7 +3,6 @@ result and its trace."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -202,8 +201,7 @@ class ContextAssembler:
             else:
                 strategy = self.strategies[st.plan.compaction]
                 st.outcome = counts.compact(name, strategy, tuple(entries), limit)
-            kept_ids = {m.id for m in st.outcome.entries}
-            lost = [m.id for m in entries if m.pinned and m.id not in kept_ids]
+            lost = [m.id for m in _dropped(entries, st.outcome.entries, st.outcome.evicted) if m.pinned]
             if lost:
                 raise ContextBudgetError(f"strategy {st.plan.compaction!r} evicted pinned entry {lost[0]!r} "
                                          f"of section {name!r}")
@@ -316,7 +314,7 @@ class ContextAssembler:
                     summaries.append({"section": name, "id": summary.id, "span_hash": summary.span_hash,
                                       "replaces": list(summary.replaces), "text": (m.content or "")[len(SUMMARY_PREFIX):]})
                 trace.append(entry)
-            dropped = _dropped(st.entries, outcome.entries)
+            dropped = _dropped(st.entries, outcome.entries, outcome.evicted)
             out = list(zip(dropped, counts.alone_costs(name, dropped)))
             why = _compaction_reason(st, out, costs, outcome)
             for m, alone in out:
@@ -360,21 +358,22 @@ def _entry(name: str, m: Message, decision: str, tokens: int, reason: str, indic
     return entry
 
 
-def _dropped(entries: Sequence[Message], kept: Sequence[Message]) -> list[Message]:
-    """The section's entries its outcome does not keep: each entry by itself (entries may share an id: each is still
-    its own place and its own trace entry), and a copy the strategy kept in an entry's place by its id, once."""
+def _dropped(entries: Sequence[Message], kept: Sequence[Message], evicted: Sequence[Message] = ()) -> list[Message]:
+    """The section's entries its outcome does not keep, each entry by itself (entries may share an id: each is still
+    its own place and its own trace entry). A kept object that is none of the entries (a strategy's copy) stands for
+    one entry: the first not yet stood for that it equals, else the first with its id that the strategy did not name
+    evicted, else the first with its id; a note or summary of its own (a new id) stands for none."""
     kept_objects = {id(m) for m in kept}
     originals = {id(m) for m in entries}
-    copies = Counter(m.id for m in kept if id(m) not in originals)  # (its own notes and summaries carry new ids)
-    out = []
-    for m in entries:
-        if id(m) in kept_objects:
-            continue
-        if copies[m.id] > 0:
-            copies[m.id] -= 1
-            continue
-        out.append(m)
-    return out
+    left = [m for m in entries if id(m) not in kept_objects]  # not kept as themselves
+    named_evicted = {id(m) for m in evicted}
+    for copy in (m for m in kept if id(m) not in originals):
+        stand_in = (next((m for m in left if m == copy), None)
+                    or next((m for m in left if m.id == copy.id and id(m) not in named_evicted), None)
+                    or next((m for m in left if m.id == copy.id), None))
+        if stand_in is not None:
+            left = [m for m in left if m is not stand_in]
+    return left
 
 
 def _compaction_reason(st: _SectionState, out: list[tuple[Message, int]], kept_costs: list[int],
