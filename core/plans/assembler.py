@@ -366,14 +366,22 @@ def _dropped(entries: Sequence[Message], kept: Sequence[Message], evicted: Seque
     kept_objects = {id(m) for m in kept}
     originals = {id(m) for m in entries}
     left = [m for m in entries if id(m) not in kept_objects]  # not kept as themselves
+    copies = [m for m in kept if id(m) not in originals]
+    if not copies:
+        return left
+    by_id: dict[str | None, list[Message]] = {}
+    for m in left:
+        by_id.setdefault(m.id, []).append(m)
     named_evicted = {id(m) for m in evicted}
-    for copy in (m for m in kept if id(m) not in originals):
-        stand_in = (next((m for m in left if m == copy), None)
-                    or next((m for m in left if m.id == copy.id and id(m) not in named_evicted), None)
-                    or next((m for m in left if m.id == copy.id), None))
+    stood_for: set[int] = set()
+    for copy in copies:  # (a copy stands only for an entry with its id: a note's or summary's own is new)
+        candidates = [m for m in by_id.get(copy.id, ()) if id(m) not in stood_for]
+        stand_in = (next((m for m in candidates if m == copy), None)
+                    or next((m for m in candidates if id(m) not in named_evicted), None)
+                    or next(iter(candidates), None))
         if stand_in is not None:
-            left = [m for m in left if m is not stand_in]
-    return left
+            stood_for.add(id(stand_in))
+    return [m for m in left if id(m) not in stood_for]
 
 
 def _compaction_reason(st: _SectionState, out: list[tuple[Message, int]], kept_costs: list[int],
